@@ -181,17 +181,16 @@ func (p *Phone) writeFolder() error {
 	if err != nil {
 		return err
 	}
-	taken := func(port int) bool { return port >= rtp && port < rtp+20 }
 	const host = "127.0.0.1" // baresip listens here
-	sipPort, err := freeport.Find(func(port int) bool {
-		return !taken(port) && !taken(port+1) && freeport.TCPFree(host, port) && freeport.UDPFree(host, port) && freeport.TCPFree(host, port+1)
+	// The SIP port and the TLS port after it are one block: freeport hands out neither
+	// again, nor a port of the RTP block.
+	sipPort, err := freeport.FindBlock(2, func(port int) bool {
+		return freeport.TCPFree(host, port) && freeport.UDPFree(host, port) && freeport.TCPFree(host, port+1)
 	})
 	if err != nil {
 		return err
 	}
-	ctrl, err := freeport.Find(func(port int) bool {
-		return !taken(port) && port != sipPort+1 && freeport.TCPFree(host, port) // never sipPort: freeport gives no port twice
-	})
+	ctrl, err := freeport.Find(func(port int) bool { return freeport.TCPFree(host, port) })
 	if err != nil {
 		return err
 	}

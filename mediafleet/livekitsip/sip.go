@@ -223,8 +223,8 @@ func FreeSIPPort(host string) (int, error) {
 // FreeUDPRange is the first port, even, of a block of n UDP ports all free on every
 // interface now (media sockets bind 0.0.0.0), from freeport's range.
 func FreeUDPRange(n int) (int, error) {
-	start, err := freeport.Find(func(p int) bool {
-		if p%2 != 0 || p+n > freeport.Hi {
+	start, err := freeport.FindBlock(n, func(p int) bool {
+		if p%2 != 0 {
 			return false
 		}
 		for q := p; q < p+n; q++ {

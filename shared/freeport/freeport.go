@@ -63,13 +63,33 @@ var (
 // Find is a random port of the range for which ok holds (a server's several ports, a
 // port and the one after it), never one it returned before in this process.
 func Find(ok func(port int) bool) (int, error) {
+	return FindBlock(1, ok)
+}
+
+// FindBlock is the first port of a block of n ports of the range, for whose first ok
+// holds (ok checks the block's ports it needs free), none of them handed out before in
+// this process; all n are handed out now. A server's RTP range, or a SIP port and the
+// TLS port after it, are blocks: a port found later never falls inside one.
+func FindBlock(n int, ok func(first int) bool) (int, error) {
 	givenMu.Lock()
 	defer givenMu.Unlock()
 	for range 200 {
-		if p := Lo + rand.IntN(Hi-Lo); !given[p] && ok(p) {
-			given[p] = true
+		p := Lo + rand.IntN(Hi-Lo-n+1)
+		if !anyGiven(p, n) && ok(p) {
+			for q := p; q < p+n; q++ {
+				given[q] = true
+			}
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("freeport: no port of %d-%d free as asked", Lo, Hi-1)
+	return 0, fmt.Errorf("freeport: no block of %d ports of %d-%d free as asked", n, Lo, Hi-1)
+}
+
+func anyGiven(p, n int) bool {
+	for q := p; q < p+n; q++ {
+		if given[q] {
+			return true
+		}
+	}
+	return false
 }

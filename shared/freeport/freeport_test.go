@@ -57,3 +57,29 @@ func TestFindNeverGivesAPortTwice(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+// TestFindBlockReservesTheWholeBlock: no port found after a block falls inside it, and
+// no block overlaps a port found before.
+func TestFindBlockReservesTheWholeBlock(t *testing.T) {
+	taken := map[int]bool{}
+	for range 50 {
+		p, err := FindBlock(40, func(int) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q := p; q < p+40; q++ {
+			if taken[q] || q >= Hi {
+				t.Fatalf("block %d-%d holds port %d, handed out before or past the range", p, p+39, q)
+			}
+			taken[q] = true
+		}
+		one, err := Find(func(int) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if taken[one] {
+			t.Fatalf("port %d found inside a block", one)
+		}
+		taken[one] = true
+	}
+}
