@@ -35,7 +35,18 @@ func TestSIPBridgeOnTheStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.env = append(s.env, "LIVEKIT_SIP_BIN="+bin, "SIP_PORT="+strconv.Itoa(port), "SIP_RTP_PORTS="+strconv.Itoa(rtp)+"-"+strconv.Itoa(rtp+39))
+	// The video bridge's ports too: its defaults (5080, 10200-10399) are one stack's per
+	// machine, and a `make run` beside the test holds them.
+	videoPort, err := livekitsip.FreeSIPPort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	videoRTP, err := livekitsip.FreeUDPRange(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.env = append(s.env, "LIVEKIT_SIP_BIN="+bin, "SIP_PORT="+strconv.Itoa(port), "SIP_RTP_PORTS="+strconv.Itoa(rtp)+"-"+strconv.Itoa(rtp+39),
+		"SIP_VIDEO_PORT="+strconv.Itoa(videoPort), "SIP_VIDEO_RTP_PORTS="+strconv.Itoa(videoRTP)+"-"+strconv.Itoa(videoRTP+39))
 	s.start()
 	sipAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	if !strings.Contains(s.logs(), "SIP bridge (livekit-sip) on "+sipAddr+", UDP and TCP") {
