@@ -9,6 +9,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
@@ -36,6 +37,7 @@ func TestAMDOverSIP(t *testing.T) {
 		box      = "Hi, you have reached Ann. I can not take your call right now. Please leave a message after the tone."
 	)
 	a := r.assistant(t, greeting, nil)
+	turns := r.endpoint(t, callevent.TypeCallTranscript)
 	cases := []struct {
 		name  string
 		parts []part
@@ -109,7 +111,7 @@ func TestAMDOverSIP(t *testing.T) {
 				return
 			}
 			// The person and the silent phone hear the greeting.
-			time.Sleep(4 * time.Second)
+			assistantSaid(t, turns, ses.CallID, "dental office")
 			harness.Must(t, r.do(t, http.MethodDelete, "/v1/sessions/"+ses.ID, nil, nil), http.StatusOK, "DELETE")
 			if _, err := in.Closed(ctx); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/e2e/harness"
 	"github.com/bridgeline/bridgeline/e2e/sipphone"
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/mediafleet/avatar"
 	"github.com/bridgeline/bridgeline/mediafleet/callerbot"
 	"github.com/bridgeline/bridgeline/mediafleet/llm/llmtest"
@@ -318,13 +319,14 @@ func TestAudioOnlyPhoneOnTheVideoBridge(t *testing.T) {
 	tr := r.trunk(t, callee.Address())
 	l := r.line(t, "+15550170083", tr.ID, map[string]any{"assistant_id": a.ID})
 
+	turns := r.endpoint(t, callevent.TypeCallTranscript)
 	phone := r.phone(t, sipphone.Config{Number: "+15559990083"})
 	answered(ctx, t, phone, r.videoURI(l.Handle))
 	c := r.callOf(t, l.ID, nil)
 	if c.Media != "audio" || c.HandledBy != call.HandledByAssistant {
 		t.Errorf("call record = %+v, want an audio call handled by the assistant", c)
 	}
-	time.Sleep(6 * time.Second) // the greeting
+	assistantSaid(t, turns, c.ID, "How can I help you?") // the greeting played
 	if err := phone.Hangup(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -411,10 +413,11 @@ func TestVideoCallKeypad(t *testing.T) {
 	a := r.assistant(t, "Hello, press one for sales.", nil)
 	tr := r.trunk(t, "")
 	l := r.line(t, "+15550170086", tr.ID, map[string]any{"assistant_id": a.ID})
+	turns := r.endpoint(t, callevent.TypeCallTranscript)
 	phone := r.phone(t, sipphone.Config{Number: "+15559990086", Video: true})
 	answered(ctx, t, phone, r.videoURI(l.Handle))
 	c := r.callOf(t, l.ID, nil)
-	time.Sleep(5 * time.Second) // the greeting
+	assistantSaid(t, turns, c.ID, "press one") // the greeting played
 	if err := phone.SendDTMF(ctx, "1", 0); err != nil {
 		t.Fatal(err)
 	}
