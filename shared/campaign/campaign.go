@@ -103,8 +103,8 @@ const (
 var Days = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 
 // Window is when calls may start: on Days, from Start to End ("HH:MM", End after Start,
-// "24:00" for midnight) in TimeZone (IANA; default UTC). Calls under way at the end are
-// not cut off.
+// "24:00" for midnight) in TimeZone (IANA; default UTC), or in the recipient's own time
+// zone where it has one. Calls under way at the end are not cut off.
 type Window struct {
 	TimeZone string   `json:"time_zone"`
 	Days     []string `json:"days"`
@@ -153,6 +153,9 @@ type Campaign struct {
 	Live       bool              `json:"live"`
 	Metadata   metadata.Metadata `json:"metadata,omitempty"`
 	Recipients int               `json:"recipients"`
+	// RecipientZones: some recipient has its own time zone, so the window is weighed
+	// recipient by recipient (else once for the campaign).
+	RecipientZones bool `json:"recipient_zones,omitempty"`
 
 	CreatedAt   time.Time  `json:"created_at"`
 	StartedAt   *time.Time `json:"started_at,omitempty"`
@@ -190,14 +193,17 @@ type Attempt struct {
 
 // Recipient is one number of a campaign's list.
 type Recipient struct {
-	ID             string            `json:"id"`
-	CampaignID     string            `json:"campaign_id"`
-	AccountID      string            `json:"account_id"`
-	PlatformHandle string            `json:"platform_handle"`
-	Variables      map[string]string `json:"variables,omitempty"`
-	Metadata       metadata.Metadata `json:"metadata,omitempty"`
-	Status         string            `json:"status"`
-	Attempts       []Attempt         `json:"attempts,omitempty"`
+	ID             string `json:"id"`
+	CampaignID     string `json:"campaign_id"`
+	AccountID      string `json:"account_id"`
+	PlatformHandle string `json:"platform_handle"`
+	// TimeZone (IANA) is where the recipient is: the window's days and hours are its
+	// local ones ("" for the window's own time zone).
+	TimeZone  string            `json:"time_zone,omitempty"`
+	Variables map[string]string `json:"variables,omitempty"`
+	Metadata  metadata.Metadata `json:"metadata,omitempty"`
+	Status    string            `json:"status"`
+	Attempts  []Attempt         `json:"attempts,omitempty"`
 	// NextAttemptAt is when a pending recipient may be called (nil: at once).
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 	Revision      int64      `json:"revision"`
@@ -271,6 +277,7 @@ type Store interface {
 // RecipientInput is one recipient of a create.
 type RecipientInput struct {
 	PlatformHandle string
+	TimeZone       string
 	Variables      map[string]string
 	Metadata       map[string]string
 }
@@ -318,6 +325,9 @@ func (in *CreateInput) validate() error {
 		}
 		if len(h) > 255 || !utf8.ValidString(h) || strings.ContainsAny(h, "\x00\r\n") {
 			return apierr.Invalid(p+".platform_handle", "platform_handle must be at most 255 characters on one line")
+		}
+		if r.TimeZone != "" && !validZone(r.TimeZone) {
+			return apierr.Invalid(p+".time_zone", "time_zone must be an IANA time zone such as Europe/Berlin or America/New_York")
 		}
 		if err := variables.CheckValues(p+".variables", r.Variables); err != nil {
 			return err
@@ -377,7 +387,7 @@ func (w *Window) validate() error {
 	if w.TimeZone == "" {
 		w.TimeZone = "UTC"
 	}
-	if _, err := time.LoadLocation(w.TimeZone); err != nil || len(w.TimeZone) > 64 {
+	if !validZone(w.TimeZone) {
 		return apierr.Invalid("settings.window.time_zone", "time_zone must be an IANA time zone such as Europe/Berlin or America/New_York")
 	}
 	if len(w.Days) == 0 {
@@ -424,12 +434,25 @@ func minuteOfDay(s string) (int, bool) {
 	return h*60 + m, true
 }
 
-// Open reports whether calls may start at t.
-func (w *Window) Open(t time.Time) bool {
+// validZone reports an IANA time zone name this machine knows.
+func validZone(name string) bool {
+	_, err := time.LoadLocation(name)
+	return err == nil && len(name) <= 64 && name != "Local"
+}
+
+// Open reports whether calls may start at t, in the window's time zone.
+func (w *Window) Open(t time.Time) bool { return w.OpenIn(t, "") }
+
+// OpenIn reports whether calls may start at t for a recipient in time zone zone ("":
+// the window's own).
+func (w *Window) OpenIn(t time.Time, zone string) bool {
 	if w == nil {
 		return true
 	}
-	loc, err := time.LoadLocation(w.TimeZone)
+	if zone == "" {
+		zone = w.TimeZone
+	}
+	loc, err := time.LoadLocation(zone)
 	if err != nil {
 		return false
 	}

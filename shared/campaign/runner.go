@@ -272,14 +272,14 @@ func ignoreConflict(err error) error {
 // rate.
 func (r *Runner) dial(ctx context.Context, c Campaign, calling int) error {
 	now := r.Service.now()
-	if !c.Settings.Window.Open(now) {
+	if !c.RecipientZones && !c.Settings.Window.Open(now) {
 		return nil
 	}
 	free := c.Settings.MaxConcurrentCalls - calling
 	if free <= 0 {
 		return nil
 	}
-	due, err := r.due(ctx, c.ID, now, free)
+	due, err := r.due(ctx, c, now, free)
 	if err != nil || len(due) == 0 {
 		return err
 	}
@@ -331,12 +331,13 @@ func (r *Runner) dial(ctx context.Context, c Campaign, calling int) error {
 	return nil
 }
 
-// due reads up to n pending recipients whose next attempt is due, in list order.
-func (r *Runner) due(ctx context.Context, campaignID string, now time.Time, n int) ([]Recipient, error) {
+// due reads up to n pending recipients whose next attempt is due, in list order: with
+// recipients in their own time zones, only those whose window is open now.
+func (r *Runner) due(ctx context.Context, c Campaign, now time.Time, n int) ([]Recipient, error) {
 	var out []Recipient
 	q := RecipientQuery{Status: RecipientPending, Limit: 100}
 	for len(out) < n {
-		page, err := r.Service.Store.ListRecipients(ctx, campaignID, q)
+		page, err := r.Service.Store.ListRecipients(ctx, c.ID, q)
 		if err != nil {
 			return nil, err
 		}
@@ -345,6 +346,9 @@ func (r *Runner) due(ctx context.Context, campaignID string, now time.Time, n in
 			page = page[:q.Limit]
 		}
 		for _, rc := range page {
+			if c.RecipientZones && !c.Settings.Window.OpenIn(now, rc.TimeZone) {
+				continue
+			}
 			if rc.NextAttemptAt == nil || !rc.NextAttemptAt.After(now) {
 				out = append(out, rc)
 				if len(out) == n {

@@ -3,6 +3,7 @@ package campaign_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -102,5 +103,50 @@ func TestRunnerRepairsACrashOnce(t *testing.T) {
 	}
 	if d.count() != 1 {
 		t.Errorf("a second runner dialled: %d dials", d.count())
+	}
+}
+
+// TestRunnerDialsRecipientsInTheirWindow: with recipients in their own time zones, the
+// window's hours are each recipient's local ones. At 20:00 UTC on a Monday, a 09:00-17:00
+// window is open in Chicago (14:00) and Los Angeles (12:00), not for a recipient in the
+// window's own UTC, nor in Tokyo (05:00 Tuesday).
+func TestRunnerDialsRecipientsInTheirWindow(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	acct, _, err := (&account.Service{Store: st, Now: time.Now}).Create(ctx, "Test Co", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC) // a Monday
+	c := campaign.Campaign{ID: ident.New(campaign.IDPrefix), AccountID: acct.ID, AssistantID: ident.New("asst"), VersionID: ident.New("ver"),
+		LineID: ident.New("line"), Platform: "sim", Status: campaign.StatusRunning, Active: true, Recipients: 4, CreatedAt: now,
+		RecipientZones: true,
+		Settings: campaign.Settings{MaxConcurrentCalls: 4, CallsPerSecond: 10, Retry: campaign.Retry{MaxAttempts: 1},
+			Window: &campaign.Window{TimeZone: "UTC", Days: []string{"mon", "tue", "wed", "thu", "fri"}, Start: "09:00", End: "17:00"}}}
+	var rs []campaign.Recipient
+	for _, zone := range []string{"", "America/Chicago", "Asia/Tokyo", "America/Los_Angeles"} {
+		rs = append(rs, campaign.Recipient{ID: ident.New(campaign.RecipientIDPrefix), CampaignID: c.ID, AccountID: acct.ID,
+			PlatformHandle: "sim:" + zone, TimeZone: zone, Status: campaign.RecipientPending})
+	}
+	if err := st.CreateCampaign(ctx, c, rs); err != nil {
+		t.Fatal(err)
+	}
+	d := &dials{}
+	r := &campaign.Runner{Service: &campaign.Service{Store: st, Lines: st, Assistants: st, Accounts: st, Calls: st,
+		Now: func() time.Time { return now }}, Dialer: d}
+	if err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, req := range d.got {
+		got = append(got, req.PlatformHandle)
+	}
+	slices.Sort(got)
+	if want := []string{"sim:America/Chicago", "sim:America/Los_Angeles"}; !slices.Equal(got, want) {
+		t.Errorf("dialled %q at 20:00 UTC, want %q: the recipients whose 09:00-17:00 it is", got, want)
 	}
 }

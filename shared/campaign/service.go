@@ -144,8 +144,9 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, in CreateIn
 	rs := make([]Recipient, len(in.Recipients))
 	for i, r := range in.Recipients {
 		rs[i] = Recipient{ID: ident.New(RecipientIDPrefix), CampaignID: c.ID, AccountID: accountID,
-			PlatformHandle: r.PlatformHandle, Variables: maps.Clone(r.Variables), Metadata: metadata.New(r.Metadata),
-			Status: RecipientPending}
+			PlatformHandle: r.PlatformHandle, TimeZone: r.TimeZone, Variables: maps.Clone(r.Variables),
+			Metadata: metadata.New(r.Metadata), Status: RecipientPending}
+		c.RecipientZones = c.RecipientZones || r.TimeZone != ""
 	}
 	if err := s.Store.CreateCampaign(ctx, c, rs); err != nil {
 		return Campaign{}, fmt.Errorf("create campaign: %w", err)
