@@ -5789,7 +5789,7 @@ type CampaignOutcomes struct {
 	Voicemail int `json:"voicemail"`
 }
 
-// CampaignRecipient Examples: {"attempts":[],"campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","id":"rcp_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{},"next_attempt_at":null,"object":"campaign_recipient","platform_handle":"+15550100002","status":"answered","variables":{}}
+// CampaignRecipient Examples: {"attempts":[],"campaign_id":"cmp_01jd3f4g5h6j7k8m9n0p1q2r3t","id":"rcp_01jd3f4g5h6j7k8m9n0p1q2r3t","metadata":{},"next_attempt_at":null,"object":"campaign_recipient","platform_handle":"+15550100002","status":"answered","time_zone":null,"variables":{}}
 type CampaignRecipient struct {
 	// Attempts The calls placed, oldest first.
 	Attempts []CampaignAttempt `json:"attempts"`
@@ -5823,6 +5823,9 @@ type CampaignRecipient struct {
 	// Status The recipient's status.
 	Status CampaignRecipientStatus `json:"status"`
 
+	// TimeZone The recipient's own time zone for the window; null for the window's.
+	TimeZone *string `json:"time_zone"`
+
 	// Variables Values for the assistant's placeholders.
 	Variables map[string]string `json:"variables"`
 }
@@ -5845,6 +5848,9 @@ type CampaignRecipientInput struct {
 
 	// PlatformHandle Who to call: a handle the line's platform dials (E.164 on telephone lines).
 	PlatformHandle string `json:"platform_handle"`
+
+	// TimeZone Where the recipient is (IANA, such as America/Chicago): the window's days and hours are the recipient's local ones. Default the window's `time_zone`.
+	TimeZone *string `json:"time_zone,omitempty"`
 
 	// Variables Values for the assistant's placeholders on this recipient's call.
 	Variables *map[string]string `json:"variables,omitempty"`

@@ -92,6 +92,7 @@ type RecipientJSON struct {
 	Object         string            `json:"object"`
 	CampaignID     string            `json:"campaign_id"`
 	PlatformHandle string            `json:"platform_handle"`
+	TimeZone       *string           `json:"time_zone"`
 	Status         string            `json:"status"`
 	Attempts       []CallAttemptJSON `json:"attempts"`
 	NextAttemptAt  *Time             `json:"next_attempt_at"`
@@ -113,7 +114,7 @@ type CallAttemptJSON struct {
 // (not_placed, or refused by the platform) shows no call id: there is no such call.
 func PresentRecipient(r campaign.Recipient) RecipientJSON {
 	out := RecipientJSON{ID: r.ID, Object: "campaign_recipient", CampaignID: r.CampaignID, PlatformHandle: r.PlatformHandle,
-		Status: r.Status, Attempts: make([]CallAttemptJSON, 0, len(r.Attempts)), NextAttemptAt: TimePtr(r.NextAttemptAt),
+		TimeZone: StringOrNull(r.TimeZone), Status: r.Status, Attempts: make([]CallAttemptJSON, 0, len(r.Attempts)), NextAttemptAt: TimePtr(r.NextAttemptAt),
 		Variables: r.Variables, Metadata: r.Metadata.OrEmpty()}
 	if out.Variables == nil {
 		out.Variables = map[string]string{}
@@ -131,6 +132,7 @@ func PresentRecipient(r campaign.Recipient) RecipientJSON {
 
 type recipientBody struct {
 	PlatformHandle string            `json:"platform_handle"`
+	TimeZone       string            `json:"time_zone"`
 	Variables      map[string]string `json:"variables"`
 	Metadata       metadataParam     `json:"metadata"`
 }
@@ -177,7 +179,7 @@ func (h *Campaigns) create(w http.ResponseWriter, r *http.Request) (int, any, er
 		return 0, nil, invalidID("line_id", "line")
 	}
 	for _, rb := range body.Recipients.Value {
-		in.Recipients = append(in.Recipients, campaign.RecipientInput{PlatformHandle: rb.PlatformHandle,
+		in.Recipients = append(in.Recipients, campaign.RecipientInput{PlatformHandle: rb.PlatformHandle, TimeZone: rb.TimeZone,
 			Variables: rb.Variables, Metadata: metadata.Metadata(rb.Metadata)})
 	}
 	st := body.Settings.Value

@@ -43,6 +43,8 @@ func TestCampaignValidation(t *testing.T) {
 		{"retry on an unknown outcome", body(one, `{"retry":{"max_attempts":2,"on":["answered"]}}`), 400, "parameter_invalid", "settings.retry.on"},
 		{"too many attempts", body(one, `{"retry":{"max_attempts":11}}`), 400, "parameter_invalid", "settings.retry.max_attempts"},
 		{"an unknown time zone", body(one, `{"window":{"time_zone":"Mars/Olympus"}}`), 400, "parameter_invalid", "settings.window.time_zone"},
+		{"a recipient's unknown time zone", body(`[{"platform_handle":"sim:alice"},{"platform_handle":"sim:bob","time_zone":"Mars/Olympus"}]`, ""), 400, "parameter_invalid", "recipients[1].time_zone"},
+		{"a recipient in the server's local zone", body(`[{"platform_handle":"sim:alice","time_zone":"Local"}]`, ""), 400, "parameter_invalid", "recipients[0].time_zone"},
 		{"a window that ends before it starts", body(one, `{"window":{"start":"17:00","end":"09:00"}}`), 400, "parameter_invalid", "settings.window.end"},
 		{"a bad day", body(one, `{"window":{"days":["someday"]}}`), 400, "parameter_invalid", "settings.window.days"},
 		{"no assistant", `{"recipients":` + one + `}`, 400, "parameter_missing", "assistant_id"},
@@ -72,6 +74,14 @@ func TestCampaignValidation(t *testing.T) {
 		t.Fatalf("create = %d %s", c.status, c.raw)
 	}
 	id := c.body["id"].(string)
+	zoned := e.do("POST", "/v1/campaigns", body(`[{"platform_handle":"sim:alice","time_zone":"America/Chicago"},{"platform_handle":"sim:bob"}]`, ""))
+	if zoned.status != 201 {
+		t.Fatalf("create with a recipient's time zone = %d %s", zoned.status, zoned.raw)
+	}
+	if r := e.do("GET", "/v1/campaigns/"+zoned.body["id"].(string)+"/recipients", ""); r.status != 200 ||
+		r.body["data"].([]any)[0].(map[string]any)["time_zone"] != "America/Chicago" || r.body["data"].([]any)[1].(map[string]any)["time_zone"] != nil {
+		t.Errorf("recipients = %s, want the first in America/Chicago and the second with a null time_zone", r.raw)
+	}
 	st := c.body["settings"].(map[string]any)
 	if w := st["window"].(map[string]any); fmt.Sprint(w["days"]) != "[mon fri]" || st["max_concurrent_calls"].(float64) != 5 ||
 		st["retry"].(map[string]any)["max_attempts"].(float64) != 2 || c.body["status"] != "draft" {

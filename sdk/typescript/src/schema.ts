@@ -6873,6 +6873,8 @@ export interface components {
         CampaignRecipientInput: {
             /** @description Who to call: a handle the line's platform dials (E.164 on telephone lines). */
             platform_handle: string;
+            /** @description Where the recipient is (IANA, such as America/Chicago): the window's days and hours are the recipient's local ones. Default the window's `time_zone`. */
+            time_zone?: string;
             /** @description Values for the assistant's placeholders on this recipient's call. */
             variables?: {
                 [key: string]: string;
@@ -6951,6 +6953,7 @@ export interface components {
          *       "object": "campaign_recipient",
          *       "campaign_id": "cmp_01jd3f4g5h6j7k8m9n0p1q2r3t",
          *       "platform_handle": "+15550100002",
+         *       "time_zone": null,
          *       "status": "answered",
          *       "attempts": [],
          *       "next_attempt_at": null,
@@ -6970,6 +6973,8 @@ export interface components {
             campaign_id: components["schemas"]["CampaignID"];
             /** @description Who is called. */
             platform_handle: string;
+            /** @description The recipient's own time zone for the window; null for the window's. */
+            time_zone: string | null;
             /**
              * @description The recipient's status.
              * @enum {string}
