@@ -73,9 +73,19 @@ func Find(ok func(port int) bool) (int, error) {
 func FindBlock(n int, ok func(first int) bool) (int, error) {
 	givenMu.Lock()
 	defer givenMu.Unlock()
-	for range 200 {
-		p := Lo + rand.IntN(Hi-Lo-n+1)
-		if !anyGiven(p, n) && ok(p) {
+	// From a random start, every block the process has not handed out a port of, in
+	// turn: a long test process scatters ports over the range, and random blocks of 40
+	// would then seldom miss them all. ok (which binds the ports) is asked at most 200
+	// times.
+	span := Hi - Lo - n + 1
+	start, asked := rand.IntN(span), 0
+	for i := 0; i < span && asked < 200; i++ {
+		p := Lo + (start+i)%span
+		if anyGiven(p, n) {
+			continue
+		}
+		asked++
+		if ok(p) {
 			for q := p; q < p+n; q++ {
 				given[q] = true
 			}
