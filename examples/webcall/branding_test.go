@@ -70,6 +70,14 @@ func TestJoinPageBranded(t *testing.T) {
 				t.Errorf("before Start the page shows %+v, want the company, the assistant, the logo as icon and the support link", shown)
 			}
 			checkLogo(t, p, shotPath(t, "join-ready-"+name+".png"))
+			// On a phone before Start, the panel (what Start does, the button) starts below
+			// the stage: Chromium once sized the stage's row shorter than the stage.
+			p.SetViewport(390, 844)
+			time.Sleep(200 * time.Millisecond) // a layout at the new size
+			if stage, panel := rectOf(p, "stage"), rectOf(p, "panel"); panel.Min.Y < stage.Max.Y {
+				t.Errorf("on a 390x844 screen before Start the panel starts at y %d, inside the stage (to y %d)", panel.Min.Y, stage.Max.Y)
+			}
+			p.SetViewport(1280, 800)
 
 			p.Click("#start")
 			p.WaitFor("the page to join the call", `document.body.dataset.state === 'connected'`, 30*time.Second, nil)
