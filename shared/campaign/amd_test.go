@@ -2,17 +2,14 @@ package campaign_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/bridgeline/bridgeline/shared/account"
 	"github.com/bridgeline/bridgeline/shared/call"
 	"github.com/bridgeline/bridgeline/shared/campaign"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/persona"
 	"github.com/bridgeline/bridgeline/shared/session"
-	"github.com/bridgeline/bridgeline/shared/store/sqlite"
 )
 
 // TestVoicemailOutcome: a campaign call the answering-machine detection found a
@@ -22,15 +19,7 @@ import (
 // voicemail message.
 func TestVoicemailOutcome(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	acct, _, err := (&account.Service{Store: st, Now: time.Now}).Create(ctx, "Test Co", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, acct := storeWithAccount(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	amd := session.AMD{Enabled: true, VoicemailMessage: "Hi {{first_name}}, please call us back."}
 	c := campaign.Campaign{ID: ident.New(campaign.IDPrefix), AccountID: acct.ID, AssistantID: ident.New("asst"), VersionID: ident.New("ver"),

@@ -43,15 +43,7 @@ func (d *dials) count() int {
 // not dialled again.
 func TestRunnerRepairsACrashOnce(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	acct, _, err := (&account.Service{Store: st, Now: time.Now}).Create(ctx, "Test Co", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, acct := storeWithAccount(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	c := campaign.Campaign{ID: ident.New(campaign.IDPrefix), AccountID: acct.ID, AssistantID: ident.New("asst"), VersionID: ident.New("ver"),
 		LineID: ident.New("line"), Platform: "sim", Status: campaign.StatusRunning, Active: true, Recipients: 2, CreatedAt: now,
@@ -112,15 +104,7 @@ func TestRunnerRepairsACrashOnce(t *testing.T) {
 // window's own UTC, nor in Tokyo (05:00 Tuesday).
 func TestRunnerDialsRecipientsInTheirWindow(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	acct, _, err := (&account.Service{Store: st, Now: time.Now}).Create(ctx, "Test Co", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, acct := storeWithAccount(t)
 	now := time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC) // a Monday
 	c := campaign.Campaign{ID: ident.New(campaign.IDPrefix), AccountID: acct.ID, AssistantID: ident.New("asst"), VersionID: ident.New("ver"),
 		LineID: ident.New("line"), Platform: "sim", Status: campaign.StatusRunning, Active: true, Recipients: 4, CreatedAt: now,
@@ -149,4 +133,19 @@ func TestRunnerDialsRecipientsInTheirWindow(t *testing.T) {
 	if want := []string{"sim:America/Chicago", "sim:America/Los_Angeles"}; !slices.Equal(got, want) {
 		t.Errorf("dialled %q at 20:00 UTC, want %q: the recipients whose 09:00-17:00 it is", got, want)
 	}
+}
+
+// storeWithAccount is a fresh SQLite store holding one account.
+func storeWithAccount(t *testing.T) (*sqlite.Store, account.Account) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	acct, _, err := (&account.Service{Store: st, Now: time.Now}).Create(context.Background(), "Test Co", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, acct
 }
