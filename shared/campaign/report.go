@@ -57,30 +57,19 @@ func (s *Service) Report(ctx context.Context, accountID, id string) (Report, err
 		return Report{}, err
 	}
 	var rs []Recipient
-	q := RecipientQuery{Limit: 100}
-	for {
-		page, err := s.Store.ListRecipients(ctx, id, q)
-		if err != nil {
-			return Report{}, err
-		}
-		rs = append(rs, page[:min(len(page), q.Limit)]...)
-		if len(page) <= q.Limit {
-			break
-		}
-		q.After = page[q.Limit-1].ID
+	err = s.eachRecipient(ctx, id, "", func(r Recipient) (bool, error) {
+		rs = append(rs, r)
+		return true, nil
+	})
+	if err != nil {
+		return Report{}, err
 	}
 	return BuildReport(c, rs), nil
 }
 
 // BuildReport reports on campaign c from its recipients rs.
 func BuildReport(c Campaign, rs []Recipient) Report {
-	r := Report{Campaign: c, Statuses: map[string]int{}, Outcomes: map[string]int{}, Recipients: rs}
-	for _, st := range RecipientStatuses {
-		r.Statuses[st] = 0
-	}
-	for _, o := range ReportOutcomes {
-		r.Outcomes[o] = 0
-	}
+	r := Report{Campaign: c, Statuses: zeroCounts(RecipientStatuses), Outcomes: zeroCounts(ReportOutcomes), Recipients: rs}
 	hours := map[time.Time]*HourReport{}
 	var ended, answeredMS int64
 	for _, rc := range rs {
@@ -98,10 +87,7 @@ func BuildReport(c Campaign, rs []Recipient) Report {
 			hr := a.ClaimedAt.UTC().Truncate(time.Hour)
 			h := hours[hr]
 			if h == nil {
-				h = &HourReport{Hour: hr, Outcomes: map[string]int{}}
-				for _, o := range ReportOutcomes {
-					h.Outcomes[o] = 0
-				}
+				h = &HourReport{Hour: hr, Outcomes: zeroCounts(ReportOutcomes)}
 				hours[hr] = h
 			}
 			h.Calls++
@@ -134,4 +120,13 @@ func BuildReport(c Campaign, rs []Recipient) Report {
 	}
 	slices.SortFunc(r.Hours, func(a, b HourReport) int { return a.Hour.Compare(b.Hour) })
 	return r
+}
+
+// zeroCounts is a count of 0 for each key, so that every key is present.
+func zeroCounts(keys []string) map[string]int {
+	out := make(map[string]int, len(keys))
+	for _, k := range keys {
+		out[k] = 0
+	}
+	return out
 }

@@ -335,31 +335,17 @@ func (r *Runner) dial(ctx context.Context, c Campaign, calling int) error {
 // recipients in their own time zones, only those whose window is open now.
 func (r *Runner) due(ctx context.Context, c Campaign, now time.Time, n int) ([]Recipient, error) {
 	var out []Recipient
-	q := RecipientQuery{Status: RecipientPending, Limit: 100}
-	for len(out) < n {
-		page, err := r.Service.Store.ListRecipients(ctx, c.ID, q)
-		if err != nil {
-			return nil, err
+	err := r.Service.eachRecipient(ctx, c.ID, RecipientPending, func(rc Recipient) (bool, error) {
+		if c.RecipientZones && !c.Settings.Window.OpenIn(now, rc.TimeZone) {
+			return true, nil
 		}
-		more := len(page) > q.Limit
-		if more {
-			page = page[:q.Limit]
+		if rc.NextAttemptAt == nil || !rc.NextAttemptAt.After(now) {
+			out = append(out, rc)
 		}
-		for _, rc := range page {
-			if c.RecipientZones && !c.Settings.Window.OpenIn(now, rc.TimeZone) {
-				continue
-			}
-			if rc.NextAttemptAt == nil || !rc.NextAttemptAt.After(now) {
-				out = append(out, rc)
-				if len(out) == n {
-					break
-				}
-			}
-		}
-		if !more {
-			break
-		}
-		q.After = page[len(page)-1].ID
+		return len(out) < n, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -313,15 +313,26 @@ func (s *Service) Cancel(ctx context.Context, accountID, id string) (Campaign, e
 
 // cancelPending marks a canceled campaign's pending recipients canceled.
 func (s *Service) cancelPending(ctx context.Context, campaignID string) error {
-	q := RecipientQuery{Status: RecipientPending, Limit: 100}
+	return s.eachRecipient(ctx, campaignID, RecipientPending, func(r Recipient) (bool, error) {
+		r.Status, r.NextAttemptAt = RecipientCanceled, nil
+		if err := s.Store.UpdateRecipient(ctx, r); err != nil && !errors.Is(err, apierr.ErrConflict) {
+			return false, err
+		}
+		return true, nil
+	})
+}
+
+// eachRecipient calls fn on the campaign's recipients with status ("": all) in list
+// order, reading them a page of 100 at a time, until fn says stop or fails.
+func (s *Service) eachRecipient(ctx context.Context, campaignID, status string, fn func(Recipient) (bool, error)) error {
+	q := RecipientQuery{Status: status, Limit: 100}
 	for {
 		page, err := s.Store.ListRecipients(ctx, campaignID, q)
 		if err != nil {
 			return err
 		}
 		for _, r := range page[:min(len(page), q.Limit)] {
-			r.Status, r.NextAttemptAt = RecipientCanceled, nil
-			if err := s.Store.UpdateRecipient(ctx, r); err != nil && !errors.Is(err, apierr.ErrConflict) {
+			if more, err := fn(r); err != nil || !more {
 				return err
 			}
 		}
