@@ -62,6 +62,11 @@ func (k *keptTurns) NewTranscriberIn(ctx context.Context, language string) (spee
 		return nil, err
 	}
 	kt := &keptTranscriber{Transcriber: tr, k: k}
+	if ic, ok := tr.(speech.InterimCatcher); ok {
+		// A wrapper that hid CatchUp would have the conversation weigh pauses on words
+		// read at intervals, unlike the worker it stands in for.
+		return catchingKept{interimKept{kt, ic}, ic}, nil
+	}
 	if ir, ok := tr.(speech.Interimer); ok {
 		return interimKept{kt, ir}, nil
 	}
@@ -102,3 +107,10 @@ type interimKept struct {
 }
 
 func (i interimKept) Interim() string { return i.ir.Interim() }
+
+type catchingKept struct {
+	interimKept
+	ic speech.InterimCatcher
+}
+
+func (c catchingKept) CatchUp() { c.ic.CatchUp() }
