@@ -142,6 +142,13 @@ func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
 		t.Fatalf("POST /v1/avatars = %d %s, want 201", x.status, x.raw)
 	}
 	done = append(done, x)
+	// A file of recipients uploaded to the draft.
+	up := exchange{route: "POST /v1/campaigns/{id}/recipients", path: "/v1/campaigns/" + cmp + "/recipients",
+		body: "platform_handle\nsim:no_answer\n", contentType: "text/csv", key: ident.New("idem"), apiKey: s.APIKey}
+	if up.status, up.raw, _ = requestAs(t, s, up.apiKey, http.MethodPost, up.path, up.contentType, up.body, up.key); up.status != 200 {
+		t.Fatalf("POST %s = %d %s, want 200", up.path, up.status, up.raw)
+	}
+	done = append(done, up)
 	// A window open one minute a day: the steps meet no dial and no completion.
 	for _, step := range []string{"start", "pause", "resume", "cancel"} {
 		post("POST /v1/campaigns/{id}/"+step, "/v1/campaigns/"+cmp+"/"+step, "", 200)

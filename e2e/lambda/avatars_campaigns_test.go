@@ -114,7 +114,8 @@ func (s *stack) logoScenario(acctID, wantData string) {
 }
 
 // campaignScenario: a campaign of the assistant on the sim line, created (and replayed),
-// listed, read with its counts and recipients, started, paused, resumed and canceled;
+// given three more recipients by a CSV upload, listed, read with its counts and
+// recipients, started, paused, resumed and canceled;
 // its window is open one minute a day, so the runner, invoked on schedule, dials
 // nobody.
 func (s *stack) campaignScenario(asstID, lineID string, auth map[string]any) {
@@ -134,6 +135,12 @@ func (s *stack) campaignScenario(asstID, lineID string, auth map[string]any) {
 	if replay := s.expect(create, http.StatusCreated); replay["id"] != id || cmp["status"] != "draft" {
 		t.Errorf("campaign %v, replay %v; want a draft, the replay the same", cmp, replay)
 	}
+	upload := post("campaigns-recipients-add", "/v1/campaigns/{id}/recipients", "/v1/campaigns/"+id+"/recipients",
+		"platform_handle,variables.first_name\n+15550107303,Ada\n+15550107304,Grace\n+15550107305,\n")
+	upload.headers["Content-Type"] = "text/csv"
+	if got := s.expect(upload, http.StatusOK); got["recipients"] != float64(5) {
+		t.Errorf("upload of three = %v, want the campaign with 5 recipients", got)
+	}
 	if list := s.expect(get("campaigns-list", "/v1/campaigns", "/v1/campaigns"), http.StatusOK); len(list["data"].([]any)) != 1 {
 		t.Errorf("campaigns list = %v, want the one", list)
 	}
@@ -151,17 +158,17 @@ func (s *stack) campaignScenario(asstID, lineID string, auth map[string]any) {
 		t.Errorf("campaign after the runner = %v, want it running with its counts", got)
 	}
 	recips := s.expect(get("campaigns-recipients", "/v1/campaigns/{id}/recipients", "/v1/campaigns/"+id+"/recipients"), http.StatusOK)
-	if data, _ := recips["data"].([]any); len(data) != 2 {
-		t.Errorf("recipients = %v, want the two", recips)
+	if data, _ := recips["data"].([]any); len(data) != 5 || data[3].(map[string]any)["variables"].(map[string]any)["first_name"] != "Grace" {
+		t.Errorf("recipients = %v, want the two created and the three uploaded, in order", recips)
 	}
 	report := get("campaigns-report", "/v1/campaigns/{id}/report", "/v1/campaigns/"+id+"/report")
-	if got := s.expect(report, http.StatusOK); got["object"] != "campaign_report" || got["recipients"] != float64(2) {
-		t.Errorf("report = %v, want the campaign's report on its two recipients", got)
+	if got := s.expect(report, http.StatusOK); got["object"] != "campaign_report" || got["recipients"] != float64(5) {
+		t.Errorf("report = %v, want the campaign's report on its five recipients", got)
 	}
 	report.query = "format=csv"
 	if resp := s.call(report); resp.status != http.StatusOK || !strings.HasPrefix(resp.headers["Content-Type"], "text/csv") ||
-		strings.Count(string(resp.body), "\n") != 3 {
-		t.Errorf("report?format=csv = %d %v %q, want a header and the two recipients' rows as CSV", resp.status, resp.headers, resp.body)
+		strings.Count(string(resp.body), "\n") != 6 {
+		t.Errorf("report?format=csv = %d %v %q, want a header and the five recipients' rows as CSV", resp.status, resp.headers, resp.body)
 	}
 	if got := s.expect(post("campaigns-cancel", "/v1/campaigns/{id}/cancel", "/v1/campaigns/"+id+"/cancel", ""), http.StatusOK); got["status"] != "canceled" {
 		t.Errorf("cancel = %v, want canceled", got)

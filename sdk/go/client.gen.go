@@ -5717,8 +5717,8 @@ type CampaignCreate struct {
 	// Name The campaign's name.
 	Name *string `json:"name,omitempty"`
 
-	// Recipients 1 to 1,000 recipients, called in this order.
-	Recipients []CampaignRecipientInput `json:"recipients"`
+	// Recipients Up to 1,000 recipients, called in this order. Longer lists are uploaded to the draft (`POST /v1/campaigns/{id}/recipients`), after these; a campaign starts only with at least one recipient.
+	Recipients *[]CampaignRecipientInput `json:"recipients,omitempty"`
 
 	// Settings How the campaign calls.
 	Settings *struct {
@@ -8725,6 +8725,12 @@ type ListCampaignRecipientsParams struct {
 // ListCampaignRecipientsParamsStatus defines parameters for ListCampaignRecipients.
 type ListCampaignRecipientsParamsStatus string
 
+// AddCampaignRecipientsParams defines parameters for AddCampaignRecipients.
+type AddCampaignRecipientsParams struct {
+	// IdempotencyKey Makes the POST safe to retry. See the conventions in the description.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // GetCampaignReportParams defines parameters for GetCampaignReport.
 type GetCampaignReportParams struct {
 	// Format `json` (default) for the report, `csv` for the per-recipient results.
@@ -10711,6 +10717,33 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
 	ListCampaignRecipients(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AddCampaignRecipientsWithBody Upload recipients to a draft campaign
+	//
+	// Appends a file of recipients to a `draft` campaign's list, for lists longer than
+	// `POST /v1/campaigns` takes inline (1,000). Upload as many files as needed, one at
+	// a time, then start the campaign; a campaign lists at most 100,000 recipients.
+	// The body is at most 5 MB, in one of two forms:
+	//
+	// - `text/csv`: a header row first, naming the columns `platform_handle`
+	//   (required) and optionally `time_zone`, `variables.<name>` and
+	//   `metadata.<key>`; an empty cell sets nothing. A leading byte order mark is
+	//   skipped.
+	// - `application/x-ndjson` (JSON Lines; `application/jsonl` too): one recipient
+	//   object per line, as `recipients[]` of `POST /v1/campaigns`.
+	//
+	// Every recipient is checked before any is added: an error's `param` names the
+	// line of the file (`line 7.platform_handle`) and nothing is added. The upload's
+	// recipients join the list at once when the request succeeds, and not at all when
+	// it fails (send it again, with the same `Idempotency-Key`). While an upload runs,
+	// another upload, start and cancel answer 409 `campaign_state_invalid`; so does an
+	// upload to a campaign that is no longer a draft. The answer is the campaign with
+	// its new `recipients` and counts.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/campaigns/{id}/recipients (the `AddCampaignRecipients` operationId).
+	AddCampaignRecipientsWithBody(ctx context.Context, id CampaignPathID, params *AddCampaignRecipientsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCampaignReport Report on a campaign's calls
 	//
 	// What the campaign's calls came to so far, computed from its recipients' attempts at
@@ -12608,6 +12641,43 @@ func (c *BaseClient) PauseCampaign(ctx context.Context, id CampaignPathID, param
 // Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
 func (c *BaseClient) ListCampaignRecipients(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCampaignRecipientsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddCampaignRecipientsWithBody Upload recipients to a draft campaign
+//
+// Appends a file of recipients to a `draft` campaign's list, for lists longer than
+// `POST /v1/campaigns` takes inline (1,000). Upload as many files as needed, one at
+// a time, then start the campaign; a campaign lists at most 100,000 recipients.
+// The body is at most 5 MB, in one of two forms:
+//
+//   - `text/csv`: a header row first, naming the columns `platform_handle`
+//     (required) and optionally `time_zone`, `variables.<name>` and
+//     `metadata.<key>`; an empty cell sets nothing. A leading byte order mark is
+//     skipped.
+//   - `application/x-ndjson` (JSON Lines; `application/jsonl` too): one recipient
+//     object per line, as `recipients[]` of `POST /v1/campaigns`.
+//
+// Every recipient is checked before any is added: an error's `param` names the
+// line of the file (`line 7.platform_handle`) and nothing is added. The upload's
+// recipients join the list at once when the request succeeds, and not at all when
+// it fails (send it again, with the same `Idempotency-Key`). While an upload runs,
+// another upload, start and cancel answer 409 `campaign_state_invalid`; so does an
+// upload to a campaign that is no longer a draft. The answer is the campaign with
+// its new `recipients` and counts.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/campaigns/{id}/recipients (the `AddCampaignRecipients` operationId).
+func (c *BaseClient) AddCampaignRecipientsWithBody(ctx context.Context, id CampaignPathID, params *AddCampaignRecipientsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddCampaignRecipientsRequestWithBody(c.Server, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15724,6 +15794,57 @@ func NewListCampaignRecipientsRequest(server string, id CampaignPathID, params *
 	return req, nil
 }
 
+// NewAddCampaignRecipientsRequestWithBody constructs an http.Request for the AddCampaignRecipients method, with any body, and a specified content type
+func NewAddCampaignRecipientsRequestWithBody(server string, id CampaignPathID, params *AddCampaignRecipientsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/campaigns/%s/recipients", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetCampaignReportRequest constructs an http.Request for the GetCampaignReport method
 func NewGetCampaignReportRequest(server string, id CampaignPathID, params *GetCampaignReportParams) (*http.Request, error) {
 	var err error
@@ -18259,6 +18380,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/campaigns/{id}/recipients (the `ListCampaignRecipients` operationId).
 	ListCampaignRecipientsWithResponse(ctx context.Context, id CampaignPathID, params *ListCampaignRecipientsParams, reqEditors ...RequestEditorFn) (*ListCampaignRecipientsResponse, error)
+
+	// AddCampaignRecipientsWithBodyWithResponse Upload recipients to a draft campaign
+	//
+	// Appends a file of recipients to a `draft` campaign's list, for lists longer than
+	// `POST /v1/campaigns` takes inline (1,000). Upload as many files as needed, one at
+	// a time, then start the campaign; a campaign lists at most 100,000 recipients.
+	// The body is at most 5 MB, in one of two forms:
+	//
+	// - `text/csv`: a header row first, naming the columns `platform_handle`
+	//   (required) and optionally `time_zone`, `variables.<name>` and
+	//   `metadata.<key>`; an empty cell sets nothing. A leading byte order mark is
+	//   skipped.
+	// - `application/x-ndjson` (JSON Lines; `application/jsonl` too): one recipient
+	//   object per line, as `recipients[]` of `POST /v1/campaigns`.
+	//
+	// Every recipient is checked before any is added: an error's `param` names the
+	// line of the file (`line 7.platform_handle`) and nothing is added. The upload's
+	// recipients join the list at once when the request succeeds, and not at all when
+	// it fails (send it again, with the same `Idempotency-Key`). While an upload runs,
+	// another upload, start and cancel answer 409 `campaign_state_invalid`; so does an
+	// upload to a campaign that is no longer a draft. The answer is the campaign with
+	// its new `recipients` and counts.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/campaigns/{id}/recipients (the `AddCampaignRecipients` operationId).
+	AddCampaignRecipientsWithBodyWithResponse(ctx context.Context, id CampaignPathID, params *AddCampaignRecipientsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCampaignRecipientsResponse, error)
 
 	// GetCampaignReportWithResponse Report on a campaign's calls
 	//
@@ -24713,6 +24861,201 @@ func (r ListCampaignRecipientsResponse) ContentType() string {
 	return ""
 }
 
+// AddCampaignRecipientsResponse200Headers the declared response headers of an HTTP 200 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse200Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// AddCampaignRecipientsResponse400Headers the declared response headers of an HTTP 400 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse400Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// AddCampaignRecipientsResponse401Headers the declared response headers of an HTTP 401 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse401Headers struct {
+	RequestId RequestID
+}
+
+// AddCampaignRecipientsResponse403Headers the declared response headers of an HTTP 403 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse403Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// AddCampaignRecipientsResponse404Headers the declared response headers of an HTTP 404 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse404Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// AddCampaignRecipientsResponse409Headers the declared response headers of an HTTP 409 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse409Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// AddCampaignRecipientsResponse413Headers the declared response headers of an HTTP 413 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse413Headers struct {
+	RequestId RequestID
+}
+
+// AddCampaignRecipientsResponse415Headers the declared response headers of an HTTP 415 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse415Headers struct {
+	RequestId RequestID
+}
+
+// AddCampaignRecipientsResponse422Headers the declared response headers of an HTTP 422 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse422Headers struct {
+	IdempotentReplayed *string
+	RequestId          RequestID
+}
+
+// AddCampaignRecipientsResponse429Headers the declared response headers of an HTTP 429 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse429Headers struct {
+	RequestId  RequestID
+	RetryAfter int
+}
+
+// AddCampaignRecipientsResponse500Headers the declared response headers of an HTTP 500 response for AddCampaignRecipients
+type AddCampaignRecipientsResponse500Headers struct {
+	RequestId RequestID
+}
+
+type AddCampaignRecipientsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Campaign
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequestPost
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LiveKeyRequired
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFoundPost
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictPost
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *UnprocessablePost
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AddCampaignRecipientsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddCampaignRecipientsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddCampaignRecipientsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AddCampaignRecipientsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AddCampaignRecipientsResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AddCampaignRecipientsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddCampaignRecipientsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AddCampaignRecipientsResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *AddCampaignRecipientsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddCampaignRecipientsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddCampaignRecipientsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON200() *Campaign {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON400() *BadRequestPost {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON403() *LiveKeyRequired {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON404() *NotFoundPost {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON409() *ConflictPost {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON422() *UnprocessablePost {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AddCampaignRecipientsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AddCampaignRecipientsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddCampaignRecipientsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddCampaignRecipientsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddCampaignRecipientsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCampaignReportResponse200Headers the declared response headers of an HTTP 200 response for GetCampaignReport
 type GetCampaignReportResponse200Headers struct {
 	RequestId RequestID
@@ -30997,6 +31340,39 @@ func (c *ClientWithResponses) ListCampaignRecipientsWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseListCampaignRecipientsResponse(rsp)
+}
+
+// AddCampaignRecipientsWithBodyWithResponse Upload recipients to a draft campaign
+//
+// Appends a file of recipients to a `draft` campaign's list, for lists longer than
+// `POST /v1/campaigns` takes inline (1,000). Upload as many files as needed, one at
+// a time, then start the campaign; a campaign lists at most 100,000 recipients.
+// The body is at most 5 MB, in one of two forms:
+//
+//   - `text/csv`: a header row first, naming the columns `platform_handle`
+//     (required) and optionally `time_zone`, `variables.<name>` and
+//     `metadata.<key>`; an empty cell sets nothing. A leading byte order mark is
+//     skipped.
+//   - `application/x-ndjson` (JSON Lines; `application/jsonl` too): one recipient
+//     object per line, as `recipients[]` of `POST /v1/campaigns`.
+//
+// Every recipient is checked before any is added: an error's `param` names the
+// line of the file (`line 7.platform_handle`) and nothing is added. The upload's
+// recipients join the list at once when the request succeeds, and not at all when
+// it fails (send it again, with the same `Idempotency-Key`). While an upload runs,
+// another upload, start and cancel answer 409 `campaign_state_invalid`; so does an
+// upload to a campaign that is no longer a draft. The answer is the campaign with
+// its new `recipients` and counts.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/campaigns/{id}/recipients (the `AddCampaignRecipients` operationId).
+func (c *ClientWithResponses) AddCampaignRecipientsWithBodyWithResponse(ctx context.Context, id CampaignPathID, params *AddCampaignRecipientsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddCampaignRecipientsResponse, error) {
+	rsp, err := c.AddCampaignRecipientsWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddCampaignRecipientsResponse(rsp)
 }
 
 // GetCampaignReportWithResponse Report on a campaign's calls
@@ -38935,6 +39311,264 @@ func ParseListCampaignRecipientsResponse(rsp *http.Response) (*ListCampaignRecip
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListCampaignRecipientsResponse500Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddCampaignRecipientsResponse parses an HTTP response from a AddCampaignRecipientsWithResponse call
+func ParseAddCampaignRecipientsResponse(rsp *http.Response) (*AddCampaignRecipientsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddCampaignRecipientsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Campaign
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequestPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LiveKeyRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFoundPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictPost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessablePost
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AddCampaignRecipientsResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddCampaignRecipientsResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddCampaignRecipientsResponse401Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AddCampaignRecipientsResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AddCampaignRecipientsResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AddCampaignRecipientsResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddCampaignRecipientsResponse413Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AddCampaignRecipientsResponse415Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers AddCampaignRecipientsResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddCampaignRecipientsResponse429Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value RequestID
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddCampaignRecipientsResponse500Headers
 		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
 			var value RequestID
 			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -9,6 +9,7 @@ package bridgeline
 import (
 	"bytes"
 	"context"
+	"io"
 	"mime/multipart"
 	"sort"
 )
@@ -722,6 +723,17 @@ func (c *Client) CampaignResultsCSV(ctx context.Context, id string, opts ...Requ
 		return nil, err
 	}
 	return r.Body, nil
+}
+
+// AddCampaignRecipients uploads a file of recipients to a draft campaign (POST
+// /v1/campaigns/{id}/recipients): contentType is "text/csv" (a header row first) or
+// "application/x-ndjson" (JSON Lines).
+func (c *Client) AddCampaignRecipients(ctx context.Context, id, contentType string, file io.Reader, opts ...RequestEditorFn) (*Campaign, error) {
+	r, err := c.Generated.AddCampaignRecipientsWithBodyWithResponse(ctx, id, nil, contentType, file, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return answer(r.HTTPResponse, r.Body, r.JSON200)
 }
 
 // StartCampaign starts a draft campaign (POST /v1/campaigns/{id}/start).

@@ -74,7 +74,7 @@ func TestVoicemailOutcome(t *testing.T) {
 	if got.Status != campaign.RecipientVoicemail || len(got.Attempts) != 2 || got.Attempts[1].Outcome != campaign.OutcomeVoicemail {
 		t.Fatalf("voicemail box after its last call = %+v; want voicemail", got)
 	}
-	counts, err := svc.Counts(ctx, c.ID)
+	counts, err := svc.Counts(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}

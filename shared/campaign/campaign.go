@@ -21,6 +21,7 @@ import (
 
 	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
+	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
 	"github.com/bridgeline/bridgeline/shared/metadata"
 	"github.com/bridgeline/bridgeline/shared/session"
@@ -88,7 +89,14 @@ var DefaultRetryOn = []string{OutcomeBusy, OutcomeNoAnswer, OutcomeFailed}
 
 // Bounds.
 const (
-	MaxRecipients      = 1000
+	MaxRecipients = 1000
+	// MaxListRecipients bounds a campaign's whole list: inline recipients and uploads
+	// (AddRecipients) together.
+	MaxListRecipients = 100_000
+	// uploadLease is how long an upload may hold a draft campaign's list: longer than
+	// any upload runs (the API bounds its write phase at half of it), so an upload
+	// whose lease ran out has stopped writing.
+	uploadLease        = 2 * time.Minute
 	MaxCallsPerSecond  = 10.0
 	MaxAttempts        = 10
 	MaxRetryDelay      = 7 * 24 * time.Hour
@@ -153,6 +161,13 @@ type Campaign struct {
 	Live       bool              `json:"live"`
 	Metadata   metadata.Metadata `json:"metadata,omitempty"`
 	Recipients int               `json:"recipients"`
+	// Sequenced: recipient ids are RecipientID(ID, n), n counting from 0 in list order,
+	// and only ids below RecipientID(ID, Recipients) are the list: an upload writes its
+	// recipients past the count, then takes them in with the count (AddRecipients).
+	// Campaigns created before uploads existed have random ids and take no upload.
+	Sequenced bool `json:"sequenced,omitempty"`
+	// UploadUntil: an upload holds the draft's list until then (nil: none).
+	UploadUntil *time.Time `json:"upload_until,omitempty"`
 	// RecipientZones: some recipient has its own time zone, so the window is weighed
 	// recipient by recipient (else once for the campaign).
 	RecipientZones bool `json:"recipient_zones,omitempty"`
@@ -209,6 +224,23 @@ type Recipient struct {
 	Revision      int64      `json:"revision"`
 }
 
+// RecipientID is the id of recipient number n (from 0) of a sequenced campaign: the
+// campaign's creation time, bits of its id and n (ident.Numbered), so ids sort in list
+// order.
+func RecipientID(campaignID string, n int) string {
+	t, _ := ident.Time(IDPrefix, campaignID)
+	return ident.Numbered(RecipientIDPrefix, t, campaignID, uint32(n))
+}
+
+// listEnd is the id every recipient of the list sorts before ("" for a campaign whose
+// ids are not sequenced, all of whose stored recipients are its list).
+func (c Campaign) listEnd() string {
+	if !c.Sequenced {
+		return ""
+	}
+	return RecipientID(c.ID, c.Recipients)
+}
+
 // Placed counts the attempts that count against retry.max_attempts: every one but
 // not_placed (a dial the platform refused counts, so a recipient it always refuses ends).
 func (r Recipient) Placed() int {
@@ -240,11 +272,13 @@ type ListQuery struct {
 
 // RecipientQuery pages a campaign's recipients in list order (ascending ids): Status
 // filters ("" all), After is the cursor (the last id of the previous page); Before (not
-// with After) asks for the recipients just before it, still in list order.
+// with After) asks for the recipients just before it, still in list order. End ("" for
+// none) leaves out ids from it on: an upload's recipients not yet taken in.
 type RecipientQuery struct {
 	Status string
 	After  string
 	Before string
+	End    string
 	Limit  int
 }
 
@@ -260,7 +294,10 @@ type RecipientQuery struct {
 // up to limit campaigns with Active set, by id. UpdateRecipient writes r if its stored
 // revision is still r.Revision; ClaimRecipient does too, and only while the campaign's
 // status is running (apierr.ErrConflict otherwise): the claim of an attempt.
-// RecipientCounts counts a campaign's recipients per status.
+// RecipientCounts counts a campaign's recipients per status (ids before end; "" all).
+// PutRecipients writes recipients whatever is stored under their ids (an upload's, past
+// the list's end); DropRecipients deletes the campaign's recipients from id from on
+// (what failed uploads left past the end).
 type Store interface {
 	CreateCampaign(ctx context.Context, c Campaign, rs []Recipient) error
 	GetCampaign(ctx context.Context, id string) (Campaign, error)
@@ -271,7 +308,9 @@ type Store interface {
 	ListRecipients(ctx context.Context, campaignID string, q RecipientQuery) ([]Recipient, error)
 	UpdateRecipient(ctx context.Context, r Recipient) error
 	ClaimRecipient(ctx context.Context, r Recipient) error
-	RecipientCounts(ctx context.Context, campaignID string) (map[string]int, error)
+	RecipientCounts(ctx context.Context, campaignID, end string) (map[string]int, error)
+	PutRecipients(ctx context.Context, rs []Recipient) error
+	DropRecipients(ctx context.Context, campaignID, from string) error
 }
 
 // RecipientInput is one recipient of a create.
@@ -311,33 +350,11 @@ func (in *CreateInput) validate() error {
 	if err := metadata.Validate(in.Metadata); err != nil {
 		return err
 	}
-	if len(in.Recipients) == 0 {
-		return apierr.Param(apierr.CodeParameterMissing, "recipients", "recipients must list at least one recipient")
-	}
 	if len(in.Recipients) > MaxRecipients {
-		return apierr.Invalid("recipients", fmt.Sprintf("recipients may list at most %d recipients", MaxRecipients))
+		return apierr.Invalid("recipients", fmt.Sprintf("recipients may list at most %d recipients; upload longer lists (POST /v1/campaigns/{id}/recipients)", MaxRecipients))
 	}
-	for i, r := range in.Recipients {
-		p := fmt.Sprintf("recipients[%d]", i)
-		h := r.PlatformHandle
-		if strings.TrimSpace(h) == "" {
-			return apierr.Missing(p + ".platform_handle")
-		}
-		if len(h) > 255 || !utf8.ValidString(h) || strings.ContainsAny(h, "\x00\r\n") {
-			return apierr.Invalid(p+".platform_handle", "platform_handle must be at most 255 characters on one line")
-		}
-		if r.TimeZone != "" && !validZone(r.TimeZone) {
-			return apierr.Invalid(p+".time_zone", "time_zone must be an IANA time zone such as Europe/Berlin or America/New_York")
-		}
-		if err := variables.CheckValues(p+".variables", r.Variables); err != nil {
-			return err
-		}
-		if err := metadata.Validate(r.Metadata); err != nil {
-			if e, ok := apierr.As(err); ok {
-				return apierr.Param(e.Code, p+"."+e.Param, e.Message)
-			}
-			return err
-		}
+	if err := validateRecipients(in.Recipients, func(i int) string { return fmt.Sprintf("recipients[%d]", i) }); err != nil {
+		return err
 	}
 	s := &in.Settings
 	if !in.CPSGiven {
@@ -378,6 +395,34 @@ func (in *CreateInput) validate() error {
 	}
 	if in.ConcurrencyGiven && s.MaxConcurrentCalls < 1 {
 		return apierr.Invalid("settings.max_concurrent_calls", "max_concurrent_calls must be at least 1")
+	}
+	return nil
+}
+
+// validateRecipients checks recipients' fields; where names recipient i in an error's
+// param ("recipients[3]", "line 5").
+func validateRecipients(rs []RecipientInput, where func(i int) string) error {
+	for i, r := range rs {
+		p := where(i)
+		h := r.PlatformHandle
+		if strings.TrimSpace(h) == "" {
+			return apierr.Missing(p + ".platform_handle")
+		}
+		if len(h) > 255 || !utf8.ValidString(h) || strings.ContainsAny(h, "\x00\r\n") {
+			return apierr.Invalid(p+".platform_handle", "platform_handle must be at most 255 characters on one line")
+		}
+		if r.TimeZone != "" && !validZone(r.TimeZone) {
+			return apierr.Invalid(p+".time_zone", "time_zone must be an IANA time zone such as Europe/Berlin or America/New_York")
+		}
+		if err := variables.CheckValues(p+".variables", r.Variables); err != nil {
+			return err
+		}
+		if err := metadata.Validate(r.Metadata); err != nil {
+			if e, ok := apierr.As(err); ok {
+				return apierr.Param(e.Code, p+"."+e.Param, e.Message)
+			}
+			return err
+		}
 	}
 	return nil
 }

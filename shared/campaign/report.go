@@ -57,7 +57,7 @@ func (s *Service) Report(ctx context.Context, accountID, id string) (Report, err
 		return Report{}, err
 	}
 	var rs []Recipient
-	err = s.eachRecipient(ctx, id, "", func(r Recipient) (bool, error) {
+	err = s.eachRecipient(ctx, c, "", func(r Recipient) (bool, error) {
 		rs = append(rs, r)
 		return true, nil
 	})

@@ -190,7 +190,7 @@ func (r *Runner) work(ctx context.Context, c Campaign) error {
 		if calling > 0 {
 			return nil
 		}
-		if err := r.Service.cancelPending(ctx, c.ID); err != nil {
+		if err := r.Service.cancelPending(ctx, c); err != nil {
 			return err
 		}
 		_, err := r.updateCampaign(ctx, c.ID, func(c *Campaign) bool {
@@ -209,7 +209,7 @@ func (r *Runner) work(ctx context.Context, c Campaign) error {
 // and returns how many are still under way.
 func (r *Runner) settleCalling(ctx context.Context, c Campaign) (int, error) {
 	n := 0
-	q := RecipientQuery{Status: RecipientCalling, Limit: 100}
+	q := RecipientQuery{Status: RecipientCalling, End: c.listEnd(), Limit: 100}
 	for {
 		page, err := r.Service.Store.ListRecipients(ctx, c.ID, q)
 		if err != nil {
@@ -335,7 +335,7 @@ func (r *Runner) dial(ctx context.Context, c Campaign, calling int) error {
 // recipients in their own time zones, only those whose window is open now.
 func (r *Runner) due(ctx context.Context, c Campaign, now time.Time, n int) ([]Recipient, error) {
 	var out []Recipient
-	err := r.Service.eachRecipient(ctx, c.ID, RecipientPending, func(rc Recipient) (bool, error) {
+	err := r.Service.eachRecipient(ctx, c, RecipientPending, func(rc Recipient) (bool, error) {
 		if c.RecipientZones && !c.Settings.Window.OpenIn(now, rc.TimeZone) {
 			return true, nil
 		}
@@ -410,7 +410,7 @@ func (r *Runner) update(ctx context.Context, rc Recipient) {
 // completeIfDone completes a running campaign none of whose recipients is pending or
 // calling, with campaign.completed in the same write.
 func (r *Runner) completeIfDone(ctx context.Context, c Campaign) error {
-	counts, err := r.Service.Counts(ctx, c.ID)
+	counts, err := r.Service.Counts(ctx, c)
 	if err != nil {
 		return err
 	}

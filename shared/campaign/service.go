@@ -140,19 +140,130 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, in CreateIn
 	c := Campaign{ID: ident.New(IDPrefix), AccountID: accountID, Name: in.Name, AssistantID: in.AssistantID,
 		VersionID: in.VersionID, VersionGiven: in.VersionID != "", LineID: l.ID, Platform: l.Platform,
 		Status: StatusDraft, Settings: st, Live: caller.Live, Metadata: metadata.New(in.Metadata),
-		Recipients: len(in.Recipients), CreatedAt: now}
-	rs := make([]Recipient, len(in.Recipients))
-	for i, r := range in.Recipients {
-		rs[i] = Recipient{ID: ident.New(RecipientIDPrefix), CampaignID: c.ID, AccountID: accountID,
-			PlatformHandle: r.PlatformHandle, TimeZone: r.TimeZone, Variables: maps.Clone(r.Variables),
-			Metadata: metadata.New(r.Metadata), Status: RecipientPending}
-		c.RecipientZones = c.RecipientZones || r.TimeZone != ""
-	}
+		Recipients: len(in.Recipients), Sequenced: true, CreatedAt: now}
+	rs := c.newRecipients(0, in.Recipients)
 	if err := s.Store.CreateCampaign(ctx, c, rs); err != nil {
 		return Campaign{}, fmt.Errorf("create campaign: %w", err)
 	}
 	c.Revision = 1
 	return c, nil
+}
+
+// newRecipients makes the stored recipients of in, numbered from first on, and notes
+// on c whether any has its own time zone.
+func (c *Campaign) newRecipients(first int, in []RecipientInput) []Recipient {
+	rs := make([]Recipient, len(in))
+	for i, r := range in {
+		rs[i] = Recipient{ID: RecipientID(c.ID, first+i), CampaignID: c.ID, AccountID: c.AccountID,
+			PlatformHandle: r.PlatformHandle, TimeZone: r.TimeZone, Variables: maps.Clone(r.Variables),
+			Metadata: metadata.New(r.Metadata), Status: RecipientPending}
+		c.RecipientZones = c.RecipientZones || r.TimeZone != ""
+	}
+	return rs
+}
+
+// AddRecipients appends recipients to a draft campaign's list (an upload): validated
+// before anything is written (where names recipient i in an error), then written past
+// the list's end under the campaign's upload lease, then taken in by one conditional
+// write of the count. An upload that fails half way leaves recipients past the end,
+// which no read sees and the next upload overwrites (Start and Cancel delete them).
+//
+// Errors: resource_not_found; campaign_state_invalid unless draft, while another upload
+// holds the list, or for a campaign created before uploads; parameter errors
+// (recipients, handles the line's platform cannot dial, the list's bound).
+func (s *Service) AddRecipients(ctx context.Context, accountID, id string, in []RecipientInput, where func(i int) string) (Campaign, error) {
+	if len(in) == 0 {
+		return Campaign{}, apierr.Param(apierr.CodeParameterMissing, "recipients", "the upload lists no recipient")
+	}
+	if err := validateRecipients(in, where); err != nil {
+		return Campaign{}, err
+	}
+	c, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return Campaign{}, err
+	}
+	plat, ok := s.Platforms.Lookup(c.Platform)
+	if !ok {
+		return Campaign{}, apierr.New(apierr.CodeUpstreamUnavailable, "the line's calling platform is not available")
+	}
+	for i, r := range in {
+		if err := plat.CheckHandle(r.PlatformHandle); err != nil {
+			return Campaign{}, apierr.Invalid(where(i)+".platform_handle",
+				fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
+		}
+	}
+	// Take the lease: from here no other upload writes past the end, and neither start
+	// nor cancel moves the draft on.
+	until := s.now().Add(uploadLease)
+	c, err = s.change(ctx, accountID, id, func(c *Campaign) error {
+		if err := c.uploadable(s.now()); err != nil {
+			return err
+		}
+		if c.Recipients+len(in) > MaxListRecipients {
+			return apierr.Invalid("recipients", fmt.Sprintf("a campaign lists at most %d recipients: it has %d, and the upload adds %d",
+				MaxListRecipients, c.Recipients, len(in)))
+		}
+		c.UploadUntil = &until
+		return nil
+	})
+	if err != nil {
+		return Campaign{}, err
+	}
+	first := c.Recipients
+	rs := c.newRecipients(first, in)
+	wctx, cancel := context.WithDeadline(ctx, until.Add(-uploadLease/2))
+	err = s.Store.PutRecipients(wctx, rs)
+	cancel()
+	if err != nil {
+		s.release(ctx, c)
+		return Campaign{}, fmt.Errorf("write uploaded recipients of %s: %w", id, err)
+	}
+	c.Recipients, c.UploadUntil = first+len(in), nil
+	err = s.Store.UpdateCampaign(ctx, c, nil)
+	if errors.Is(err, apierr.ErrConflict) {
+		return Campaign{}, apierr.New(apierr.CodeCampaignState, fmt.Sprintf(
+			"campaign %s changed while the upload was written (its lease ran out); upload again", id))
+	}
+	if err != nil {
+		return Campaign{}, fmt.Errorf("take in uploaded recipients of %s: %w", id, err)
+	}
+	c.Revision++
+	return c, nil
+}
+
+// uploadable refuses an upload to c at now.
+func (c Campaign) uploadable(now time.Time) error {
+	switch {
+	case c.Status != StatusDraft:
+		return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s is %s: recipients are added only to a draft", c.ID, c.Status))
+	case !c.Sequenced:
+		return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s was created before uploads existed: create a new campaign to upload recipients", c.ID))
+	case c.uploading(now):
+		return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s has an upload in progress: retry once it ends", c.ID))
+	}
+	return nil
+}
+
+func (c Campaign) uploading(now time.Time) bool {
+	return c.UploadUntil != nil && c.UploadUntil.After(now)
+}
+
+// release gives up an upload's lease after its writes failed.
+func (s *Service) release(ctx context.Context, c Campaign) {
+	c.UploadUntil = nil
+	if err := s.Store.UpdateCampaign(context.WithoutCancel(ctx), c, nil); err != nil {
+		s.log().Warn("release upload lease", "campaign_id", c.ID, "err", err)
+	}
+}
+
+// dropUnlisted deletes what failed uploads left past c's list, once c is no draft.
+func (s *Service) dropUnlisted(ctx context.Context, c Campaign) {
+	if !c.Sequenced {
+		return
+	}
+	if err := s.Store.DropRecipients(ctx, c.ID, c.listEnd()); err != nil {
+		s.log().Warn("drop unlisted recipients", "campaign_id", c.ID, "err", err)
+	}
 }
 
 // callingLine is the given line, or the account's oldest.
@@ -186,10 +297,10 @@ func notFound(id string) *apierr.Error {
 }
 
 // Counts counts the campaign's recipients per status, every status present.
-func (s *Service) Counts(ctx context.Context, id string) (map[string]int, error) {
-	got, err := s.Store.RecipientCounts(ctx, id)
+func (s *Service) Counts(ctx context.Context, c Campaign) (map[string]int, error) {
+	got, err := s.Store.RecipientCounts(ctx, c.ID, c.listEnd())
 	if err != nil {
-		return nil, fmt.Errorf("count recipients of %s: %w", id, err)
+		return nil, fmt.Errorf("count recipients of %s: %w", c.ID, err)
 	}
 	out := make(map[string]int, len(RecipientStatuses))
 	for _, st := range RecipientStatuses {
@@ -205,9 +316,11 @@ func (s *Service) List(ctx context.Context, accountID string, q ListQuery) ([]Ca
 
 // Recipients pages a campaign's recipients in list order (up to Limit+1).
 func (s *Service) Recipients(ctx context.Context, accountID, id string, q RecipientQuery) ([]Recipient, error) {
-	if _, err := s.Get(ctx, accountID, id); err != nil {
+	c, err := s.Get(ctx, accountID, id)
+	if err != nil {
 		return nil, err
 	}
+	q.End = c.listEnd()
 	return s.Store.ListRecipients(ctx, id, q)
 }
 
@@ -245,9 +358,15 @@ func (s *Service) change(ctx context.Context, accountID, id string, fn func(*Cam
 // Errors: resource_not_found; campaign_state_invalid unless draft; assistant_archived,
 // assistant_not_published.
 func (s *Service) Start(ctx context.Context, accountID, id string) (Campaign, error) {
-	return s.change(ctx, accountID, id, func(c *Campaign) error {
+	c, err := s.change(ctx, accountID, id, func(c *Campaign) error {
 		if c.Status != StatusDraft {
 			return invalidState(*c, "started")
+		}
+		if c.uploading(s.now()) {
+			return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s has an upload in progress: start it once the upload ends", c.ID))
+		}
+		if c.Recipients == 0 {
+			return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s has no recipients: add them (POST /v1/campaigns/%s/recipients) before starting it", c.ID, c.ID))
 		}
 		pinned := ""
 		if c.VersionGiven {
@@ -258,9 +377,13 @@ func (s *Service) Start(ctx context.Context, accountID, id string) (Campaign, er
 			return err
 		}
 		now := s.now()
-		c.VersionID, c.Status, c.Active, c.StartedAt = v.ID, StatusRunning, true, &now
+		c.VersionID, c.Status, c.Active, c.StartedAt, c.UploadUntil = v.ID, StatusRunning, true, &now, nil
 		return nil
 	})
+	if err == nil {
+		s.dropUnlisted(ctx, c)
+	}
+	return c, err
 }
 
 // Pause stops new dials of a running campaign at once; calls under way finish.
@@ -294,8 +417,11 @@ func (s *Service) Cancel(ctx context.Context, accountID, id string) (Campaign, e
 		default:
 			return invalidState(*c, "canceled")
 		}
+		if c.uploading(s.now()) {
+			return apierr.New(apierr.CodeCampaignState, fmt.Sprintf("campaign %s has an upload in progress: cancel it once the upload ends", c.ID))
+		}
 		now := s.now()
-		c.Status, c.CanceledAt = StatusCanceled, &now
+		c.Status, c.CanceledAt, c.UploadUntil = StatusCanceled, &now, nil
 		// The runner clears Active once no call is under way.
 		c.Active = c.StartedAt != nil
 		return nil
@@ -305,15 +431,16 @@ func (s *Service) Cancel(ctx context.Context, accountID, id string) (Campaign, e
 	}
 	// No claim succeeds once the status is canceled (ClaimRecipient), so the pending
 	// recipients stay pending until marked here (or by the runner, should this stop).
-	if err := s.cancelPending(ctx, c.ID); err != nil {
+	s.dropUnlisted(ctx, c)
+	if err := s.cancelPending(ctx, c); err != nil {
 		s.log().Error("cancel pending recipients", "campaign_id", c.ID, "err", err)
 	}
 	return c, nil
 }
 
 // cancelPending marks a canceled campaign's pending recipients canceled.
-func (s *Service) cancelPending(ctx context.Context, campaignID string) error {
-	return s.eachRecipient(ctx, campaignID, RecipientPending, func(r Recipient) (bool, error) {
+func (s *Service) cancelPending(ctx context.Context, c Campaign) error {
+	return s.eachRecipient(ctx, c, RecipientPending, func(r Recipient) (bool, error) {
 		r.Status, r.NextAttemptAt = RecipientCanceled, nil
 		if err := s.Store.UpdateRecipient(ctx, r); err != nil && !errors.Is(err, apierr.ErrConflict) {
 			return false, err
@@ -322,12 +449,12 @@ func (s *Service) cancelPending(ctx context.Context, campaignID string) error {
 	})
 }
 
-// eachRecipient calls fn on the campaign's recipients with status ("": all) in list
-// order, reading them a page of 100 at a time, until fn says stop or fails.
-func (s *Service) eachRecipient(ctx context.Context, campaignID, status string, fn func(Recipient) (bool, error)) error {
-	q := RecipientQuery{Status: status, Limit: 100}
+// eachRecipient calls fn on c's recipients with status ("": all) in list order,
+// reading them a page of 100 at a time, until fn says stop or fails.
+func (s *Service) eachRecipient(ctx context.Context, c Campaign, status string, fn func(Recipient) (bool, error)) error {
+	q := RecipientQuery{Status: status, End: c.listEnd(), Limit: 100}
 	for {
-		page, err := s.Store.ListRecipients(ctx, campaignID, q)
+		page, err := s.Store.ListRecipients(ctx, c.ID, q)
 		if err != nil {
 			return err
 		}

@@ -106,6 +106,9 @@ type Route struct {
 	MaxBody int64
 	// Multipart routes take a multipart/form-data body (an upload) instead of JSON.
 	Multipart bool
+	// File routes take a file as the body, in media types of their own the handler
+	// checks (a list of recipients as CSV or JSON Lines), instead of JSON.
+	File bool
 	// ReplayOmits are the top-level response fields that hold a secret: they are left
 	// out of the stored idempotent replay, so the idempotency table never keeps a
 	// secret (a webhook endpoint's signing secret, a new API key, a participant token).
@@ -180,7 +183,7 @@ func (a *API) handler(routes []Route, auth func(http.Handler) http.Handler) http
 			if !rt.Public {
 				h = auth(a.rateLimited(a.keyMode(rt, h)))
 			}
-			handlers[m] = a.limitBody(h, rt.MaxBody, rt.Multipart)
+			handlers[m] = a.limitBody(h, rt.MaxBody, rt.Multipart || rt.File)
 		}
 		mux.Handle(p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, ok := handlers[r.Method]

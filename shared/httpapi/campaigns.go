@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -26,8 +27,13 @@ type Campaigns struct {
 	Woken func()
 }
 
-// campaignMaxBody fits 1,000 recipients with their variables and metadata.
-const campaignMaxBody = 4 << 20
+// campaignMaxBody fits 1,000 recipients with their variables and metadata;
+// campaignUploadMaxBody, an upload of 100,000 numbers with a few variables each (under
+// a Lambda request's 6 MB).
+const (
+	campaignMaxBody       = 4 << 20
+	campaignUploadMaxBody = 5 << 20
+)
 
 // Routes are the campaign routes, one Lambda function each. Reads take test keys; the
 // writes take a test key only for a campaign on a line that reaches no real network (a
@@ -38,6 +44,8 @@ func (h *Campaigns) Routes() []Route {
 		{Function: "campaigns-list", Method: http.MethodGet, Pattern: "/v1/campaigns", Keys: TestKeys(), Handler: h.list},
 		{Function: "campaigns-get", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}", Keys: TestKeys(), Handler: h.get},
 		{Function: "campaigns-recipients", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}/recipients", Keys: TestKeys(), Handler: h.recipients},
+		{Function: "campaigns-recipients-add", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/recipients", Keys: LiveForRealResource(),
+			Handler: h.addRecipients, MaxBody: campaignUploadMaxBody, File: true},
 		{Function: "campaigns-report", Method: http.MethodGet, Pattern: "/v1/campaigns/{id}/report", Keys: TestKeys(), Handler: h.report},
 		{Function: "campaigns-start", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/start", Keys: LiveForRealResource(), Handler: h.step(h.Service.Start, true)},
 		{Function: "campaigns-pause", Method: http.MethodPost, Pattern: "/v1/campaigns/{id}/pause", Keys: LiveForRealResource(), Handler: h.step(h.Service.Pause, false)},
@@ -226,7 +234,7 @@ func (h *Campaigns) list(w http.ResponseWriter, r *http.Request) (int, any, erro
 }
 
 func (h *Campaigns) withCounts(ctx context.Context, c campaign.Campaign) (CampaignJSON, error) {
-	counts, err := h.Service.Counts(ctx, c.ID)
+	counts, err := h.Service.Counts(ctx, c)
 	if err != nil {
 		return CampaignJSON{}, err
 	}
@@ -397,6 +405,51 @@ func writeResultsCSV(w io.Writer, rs []campaign.Recipient) error {
 	return cw.Error()
 }
 
+// addRecipients appends an uploaded file of recipients to a draft campaign.
+func (h *Campaigns) addRecipients(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	if err := Query(r); err != nil {
+		return 0, nil, err
+	}
+	accountID, id := AccountFrom(r.Context()).ID, r.PathValue("id")
+	if err := h.keyRule(r, accountID, id); err != nil {
+		return 0, nil, err
+	}
+	// Another account's campaign is 404 whatever the body holds.
+	if _, err := h.Service.Get(r.Context(), accountID, id); err != nil {
+		return 0, nil, err
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return 0, nil, err
+	}
+	in, where, err := campaign.ParseRecipientFile(mt, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	c, err := h.Service.AddRecipients(r.Context(), accountID, id, in, where)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := h.withCounts(r.Context(), c)
+	return http.StatusOK, out, err
+}
+
+// keyRule is the live-key rule on campaign id's line; an unknown campaign passes, for
+// the route's own 404.
+func (h *Campaigns) keyRule(r *http.Request, accountID, id string) error {
+	return requireLiveKey(r, func() (liveResource, error) {
+		c, err := h.Service.Get(r.Context(), accountID, id)
+		if errors.Is(err, apierr.ErrNotFound) || apierr.Is(err, apierr.CodeResourceNotFound) {
+			return notLive, nil
+		}
+		if err != nil {
+			return notLive, err
+		}
+		return onPlatform("campaign "+c.ID+"'s line "+c.LineID, c.Platform), nil
+	})
+}
+
 // step is a lifecycle route: the key rule on the campaign's line, then fn.
 func (h *Campaigns) step(fn func(ctx context.Context, accountID, id string) (campaign.Campaign, error), wake bool) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -404,16 +457,7 @@ func (h *Campaigns) step(fn func(ctx context.Context, accountID, id string) (cam
 			return 0, nil, err
 		}
 		accountID, id := AccountFrom(r.Context()).ID, r.PathValue("id")
-		if err := requireLiveKey(r, func() (liveResource, error) {
-			c, err := h.Service.Get(r.Context(), accountID, id)
-			if errors.Is(err, apierr.ErrNotFound) || apierr.Is(err, apierr.CodeResourceNotFound) {
-				return notLive, nil // the step's own 404
-			}
-			if err != nil {
-				return notLive, err
-			}
-			return onPlatform("campaign "+c.ID+"'s line "+c.LineID, c.Platform), nil
-		}); err != nil {
+		if err := h.keyRule(r, accountID, id); err != nil {
 			return 0, nil, err
 		}
 		c, err := fn(r.Context(), accountID, id)

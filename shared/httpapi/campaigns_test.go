@@ -14,11 +14,7 @@ import (
 func TestCampaignValidation(t *testing.T) {
 	m := newModeStack(t)
 	e := m.test
-	asst := m.live.do("POST", "/v1/assistants", `{"name":"Desk","system_prompt":"Help.","greeting":"Hi.","avatar_id":"ava_iris"}`)
-	asstID, _ := asst.body["id"].(string)
-	if r := m.live.do("POST", "/v1/assistants/"+asstID+"/publish", ""); r.status != 201 {
-		t.Fatalf("publish = %d %s", r.status, r.raw)
-	}
+	asstID := publishedAssistant(t, m)
 	body := func(recipients, settings string) string {
 		if settings == "" {
 			settings = "{}"
@@ -32,7 +28,6 @@ func TestCampaignValidation(t *testing.T) {
 		status      int
 		code, param string
 	}{
-		{"no recipients", body(`[]`, ""), 400, "parameter_missing", "recipients"},
 		{"too many recipients", body(many, ""), 400, "parameter_invalid", "recipients"},
 		{"a handle the line cannot dial", body(`[{"platform_handle":"alice"}]`, ""), 400, "parameter_invalid", "recipients[0].platform_handle"},
 		{"a blank handle", body(`[{"platform_handle":"sim:alice"},{"platform_handle":" "}]`, ""), 400, "parameter_missing", "recipients[1].platform_handle"},
@@ -132,4 +127,62 @@ func TestCampaignValidation(t *testing.T) {
 		r.body["connect_rate"] != nil || r.body["average_duration_ms"] != nil || len(r.body["hours"].([]any)) != 0 {
 		t.Errorf("the canceled draft's report = %d %s, want no calls and null rates", r.status, r.raw)
 	}
+}
+
+// TestCampaignUpload: a draft created without recipients does not start; uploads of CSV
+// and JSON Lines add to its list, in order; a bad line names itself and adds nothing; a
+// body of another type is 415; a test key uploads to a sim line's campaign.
+func TestCampaignUpload(t *testing.T) {
+	m := newModeStack(t)
+	e := m.test
+	asstID := publishedAssistant(t, m)
+	c := e.do("POST", "/v1/campaigns", fmt.Sprintf(`{"assistant_id":%q,"line_id":%q}`, asstID, m.lineID))
+	id, _ := c.body["id"].(string)
+	if c.status != 201 || c.body["recipients"] != float64(0) {
+		t.Fatalf("create with no recipients = %d %s, want a draft with none", c.status, c.raw)
+	}
+	if r := e.do("POST", "/v1/campaigns/"+id+"/start", ""); r.status != 409 || errCode(r) != "campaign_state_invalid" {
+		t.Errorf("start with no recipients = %d %s, want 409 campaign_state_invalid", r.status, r.raw)
+	}
+	path := "/v1/campaigns/" + id + "/recipients"
+	r := e.do("POST", path, "platform_handle,variables.first_name\nsim:ada,Ada\nsim:grace,Grace\n", "Content-Type", "text/csv; charset=utf-8")
+	if r.status != 200 || r.body["recipients"] != float64(2) || r.body["counts"].(map[string]any)["pending"] != float64(2) {
+		t.Fatalf("CSV upload = %d %s, want the campaign with 2 pending recipients", r.status, r.raw)
+	}
+	r = e.do("POST", path, `{"platform_handle":"sim:alan","metadata":{"crm":"7"}}`+"\n", "Content-Type", "application/x-ndjson")
+	if r.status != 200 || r.body["recipients"] != float64(3) {
+		t.Fatalf("JSON Lines upload = %d %s, want 3 recipients", r.status, r.raw)
+	}
+	r = e.do("POST", path, "platform_handle\nsim:ok\nalice\n", "Content-Type", "text/csv")
+	if errObj, _ := r.body["error"].(map[string]any); r.status != 400 || errObj["param"] != "line 3.platform_handle" {
+		t.Errorf("a handle the sim cannot dial on line 3 = %d %s, want 400 naming line 3.platform_handle", r.status, r.raw)
+	}
+	if r := e.do("POST", path, `[{"platform_handle":"sim:x"}]`); r.status != 415 || errCode(r) != "unsupported_media_type" {
+		t.Errorf("a JSON body = %d %s, want 415", r.status, r.raw)
+	}
+	if r := e.do("POST", "/v1/campaigns/cmp_01m813q4jpa7fqz94g6r8cb30d/recipients", "platform_handle\nsim:x\n", "Content-Type", "text/csv"); r.status != 404 {
+		t.Errorf("upload to an unknown campaign = %d %s, want 404", r.status, r.raw)
+	}
+	list := e.do("GET", path, "")
+	data, _ := list.body["data"].([]any)
+	if len(data) != 3 || data[0].(map[string]any)["platform_handle"] != "sim:ada" || data[2].(map[string]any)["metadata"].(map[string]any)["crm"] != "7" {
+		t.Errorf("recipients = %s, want ada, grace, alan in upload order", list.raw)
+	}
+	if r := e.do("POST", "/v1/campaigns/"+id+"/cancel", ""); r.status != 200 {
+		t.Fatalf("cancel = %d %s", r.status, r.raw)
+	}
+	if r := e.do("POST", path, "platform_handle\nsim:late\n", "Content-Type", "text/csv"); r.status != 409 || errCode(r) != "campaign_state_invalid" {
+		t.Errorf("upload to a canceled campaign = %d %s, want 409", r.status, r.raw)
+	}
+}
+
+// publishedAssistant creates and publishes an assistant with m's live key.
+func publishedAssistant(t *testing.T, m *modeStack) string {
+	t.Helper()
+	asst := m.live.do("POST", "/v1/assistants", `{"name":"Desk","system_prompt":"Help.","greeting":"Hi.","avatar_id":"ava_iris"}`)
+	asstID, _ := asst.body["id"].(string)
+	if r := m.live.do("POST", "/v1/assistants/"+asstID+"/publish", ""); r.status != 201 {
+		t.Fatalf("publish = %d %s", r.status, r.raw)
+	}
+	return asstID
 }

@@ -72,7 +72,7 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 // limitBody reads the body up front (at most max bytes, MaxBodyBytes when 0, else 413) so
 // handlers and the idempotency check see the same bytes, and refuses non-JSON bodies with
 // 415 (a Multipart route checks its own type). It runs per route, before authentication, so each route has its own limit.
-func (a *API) limitBody(next http.Handler, max int64, multipartBody bool) http.Handler {
+func (a *API) limitBody(next http.Handler, max int64, notJSON bool) http.Handler {
 	if max <= 0 {
 		max = MaxBodyBytes
 	}
@@ -87,7 +87,7 @@ func (a *API) limitBody(next http.Handler, max int64, multipartBody bool) http.H
 			a.writeError(w, r, apierr.New(apierr.CodeInvalidJSON, "could not read the request body"))
 			return
 		}
-		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") && !multipartBody && !jsonMediaType(r.Header.Get("Content-Type")) {
+		if len(bytes.TrimSpace(body)) > 0 && strings.HasPrefix(r.URL.Path, "/v1/") && !notJSON && !jsonMediaType(r.Header.Get("Content-Type")) {
 			a.writeError(w, r, apierr.New(apierr.CodeUnsupportedMediaType,
 				"a request body must be sent with Content-Type: application/json"))
 			return

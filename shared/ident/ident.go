@@ -129,3 +129,16 @@ func Derived(prefix string, t time.Time, key string) string {
 	copy(raw[6:], sum[:10])
 	return prefix + "_" + encode(raw)
 }
+
+// Numbered returns the id of the n-th member of a list: t's millisecond, 48 bits of
+// key's SHA-256 (key names the list uniquely, such as its owner's id), and n, so the
+// members of one list sort by n and the same n always gives the same id (an upload
+// written twice lands on itself).
+func Numbered(prefix string, t time.Time, key string, n uint32) string {
+	sum := sha256.Sum256([]byte(prefix + "\x00" + key))
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(max(t.UnixMilli(), 0))<<16)
+	copy(raw[6:12], sum[:6])
+	binary.BigEndian.PutUint32(raw[12:], n)
+	return prefix + "_" + encode(raw)
+}

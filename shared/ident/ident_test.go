@@ -91,3 +91,27 @@ func TestDerived(t *testing.T) {
 		t.Errorf("Time(Derived) = %v, want %v", got, at)
 	}
 }
+
+func TestNumbered(t *testing.T) {
+	at := time.UnixMilli(1_790_000_000_123)
+	prev := ""
+	for _, n := range []uint32{0, 1, 2, 31, 32, 1023, 1024, 99_999, 100_000, 1 << 31} {
+		id := Numbered("rcp", at, "cmp_1", n)
+		if !Valid("rcp", id) {
+			t.Fatalf("Numbered(%d) = %q, not a valid id", n, id)
+		}
+		if id <= prev {
+			t.Fatalf("Numbered(%d) = %q sorts at or before %q", n, id, prev)
+		}
+		if id != Numbered("rcp", at, "cmp_1", n) {
+			t.Fatalf("Numbered(%d) is not stable", n)
+		}
+		if id == Numbered("rcp", at, "cmp_2", n) {
+			t.Fatalf("Numbered(%d) gave two lists one id", n)
+		}
+		prev = id
+	}
+	if got, _ := Time("rcp", prev); !got.Equal(at) {
+		t.Errorf("Time(Numbered) = %v, want %v", got, at)
+	}
+}

@@ -19,18 +19,22 @@ const (
 	Write Access = 1 << iota
 	// Delete: DeleteItem (also inside transactions).
 	Delete
+	// Batch: BatchWriteItem, puts and deletes many at a time (an upload's recipients,
+	// and what a failed upload left).
+	Batch
 )
 
 // ReadActions are what every function may do to each of its tables: read items and query
 // the table and its indexes, and check a condition inside a transaction (a campaign's
 // claim checks that the campaign still runs). The store uses no batch or scan request:
-// none is granted (add it here when the store starts to).
+// none is granted here (Batch grants BatchWriteItem where the store sends it).
 var ReadActions = []string{"dynamodb:GetItem", "dynamodb:Query", "dynamodb:ConditionCheckItem"}
 
 // WriteActions and DeleteActions are what Write and Delete add.
 var (
 	WriteActions  = []string{"dynamodb:PutItem", "dynamodb:UpdateItem"}
 	DeleteActions = []string{"dynamodb:DeleteItem"}
+	BatchActions  = []string{"dynamodb:BatchWriteItem"}
 )
 
 // idempotent is the access of a function that takes Idempotency-Key: it claims the key,
@@ -109,10 +113,12 @@ var Writes = map[string]map[dynamo.Table]Access{
 	"campaigns-get":        {dynamo.RateLimits: Write},
 	"campaigns-recipients": {dynamo.RateLimits: Write},
 	"campaigns-report":     {dynamo.RateLimits: Write},
-	"campaigns-start":      {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaigns-start":      {dynamo.Campaigns: Write, dynamo.CampaignRecipients: Batch, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"campaigns-pause":      {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"campaigns-resume":     {dynamo.Campaigns: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
-	"campaigns-cancel":     {dynamo.Campaigns: Write, dynamo.CampaignRecipients: Write, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	"campaigns-cancel":     {dynamo.Campaigns: Write, dynamo.CampaignRecipients: Write | Batch, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
+	// It writes the upload's recipients in batches past the list's end.
+	"campaigns-recipients-add": {dynamo.Campaigns: Write, dynamo.CampaignRecipients: Batch, dynamo.Idempotency: idempotent, dynamo.RateLimits: Write},
 	"campaign-runner": {dynamo.CallPlatformIDs: Write, dynamo.Calls: Write | Delete, dynamo.CampaignRecipients: Write, dynamo.Campaigns: Write,
 		dynamo.Events: Write, dynamo.Sessions: Write | Delete},
 	"sessions-list":   {dynamo.RateLimits: Write},
@@ -166,6 +172,9 @@ func Actions(function string, t dynamo.Table) []string {
 	}
 	if a&Delete != 0 {
 		out = append(out, DeleteActions...)
+	}
+	if a&Batch != 0 {
+		out = append(out, BatchActions...)
 	}
 	return out
 }

@@ -1088,7 +1088,29 @@ export interface paths {
          */
         get: operations["listCampaignRecipients"];
         put?: never;
-        post?: never;
+        /**
+         * Upload recipients to a draft campaign
+         * @description Appends a file of recipients to a `draft` campaign's list, for lists longer than
+         *     `POST /v1/campaigns` takes inline (1,000). Upload as many files as needed, one at
+         *     a time, then start the campaign; a campaign lists at most 100,000 recipients.
+         *     The body is at most 5 MB, in one of two forms:
+         *
+         *     - `text/csv`: a header row first, naming the columns `platform_handle`
+         *       (required) and optionally `time_zone`, `variables.<name>` and
+         *       `metadata.<key>`; an empty cell sets nothing. A leading byte order mark is
+         *       skipped.
+         *     - `application/x-ndjson` (JSON Lines; `application/jsonl` too): one recipient
+         *       object per line, as `recipients[]` of `POST /v1/campaigns`.
+         *
+         *     Every recipient is checked before any is added: an error's `param` names the
+         *     line of the file (`line 7.platform_handle`) and nothing is added. The upload's
+         *     recipients join the list at once when the request succeeds, and not at all when
+         *     it fails (send it again, with the same `Idempotency-Key`). While an upload runs,
+         *     another upload, start and cancel answer 409 `campaign_state_invalid`; so does an
+         *     upload to a campaign that is no longer a draft. The answer is the campaign with
+         *     its new `recipients` and counts.
+         */
+        post: operations["addCampaignRecipients"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6902,8 +6924,8 @@ export interface components {
             version_id?: string;
             /** @description The line that calls; default the account's first line. */
             line_id?: components["schemas"]["LineID"];
-            /** @description 1 to 1,000 recipients, called in this order. */
-            recipients: components["schemas"]["CampaignRecipientInput"][];
+            /** @description Up to 1,000 recipients, called in this order. Longer lists are uploaded to the draft (`POST /v1/campaigns/{id}/recipients`), after these; a campaign starts only with at least one recipient. */
+            recipients?: components["schemas"]["CampaignRecipientInput"][];
             /** @description How the campaign calls. */
             settings?: {
                 /** @description When calls may start. */
@@ -11654,6 +11676,58 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    addCampaignRecipients: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry. See the conventions in the description. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description The campaign's id. */
+                id: components["parameters"]["CampaignPathID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example platform_handle,time_zone,variables.first_name,metadata.crm_id
+                 *     +14155550101,America/Los_Angeles,Ada,c-1001
+                 *     +14155550102,,Grace,c-1002
+                 */
+                "text/csv": string;
+                /**
+                 * @example {"platform_handle": "+14155550101", "variables": {"first_name": "Ada"}}
+                 *     {"platform_handle": "+14155550102", "time_zone": "America/New_York"}
+                 */
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description The campaign with its new list length and counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            400: components["responses"]["BadRequestPost"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["LiveKeyRequired"];
+            404: components["responses"]["NotFoundPost"];
+            409: components["responses"]["ConflictPost"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessablePost"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
         };

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -182,18 +183,31 @@ func (s *Store) ListRecipients(ctx context.Context, campaignID string, q campaig
 	if err != nil {
 		return nil, err
 	}
-	in := &dynamodb.QueryInput{TableName: name, KeyConditionExpression: aws.String("#p = :p"),
-		ExpressionAttributeNames:  map[string]string{"#p": "campaign_id"},
+	in := &dynamodb.QueryInput{TableName: name, ExpressionAttributeNames: map[string]string{"#p": "campaign_id"},
 		ExpressionAttributeValues: item{":p": str(campaignID)},
-		ScanIndexForward:          aws.Bool(true)}
-	if q.After != "" {
-		in.KeyConditionExpression = aws.String("#p = :p AND id > :after")
-		in.ExpressionAttributeValues[":after"] = str(q.After)
-	}
+		ScanIndexForward:          aws.Bool(q.Before == "")}
+	// Ids after lo and before hi ("": unbounded), both bounds excluded. A key condition
+	// has one range on the sort key: with both, BETWEEN takes them in and the loop
+	// below leaves them out.
+	lo, hi := q.After, q.End
 	if q.Before != "" {
-		in.KeyConditionExpression = aws.String("#p = :p AND id < :before")
-		in.ExpressionAttributeValues[":before"] = str(q.Before)
-		in.ScanIndexForward = aws.Bool(false)
+		lo = ""
+		if hi == "" || q.Before < hi {
+			hi = q.Before
+		}
+	}
+	switch {
+	case lo != "" && hi != "":
+		in.KeyConditionExpression = aws.String("#p = :p AND id BETWEEN :lo AND :hi")
+		in.ExpressionAttributeValues[":lo"], in.ExpressionAttributeValues[":hi"] = str(lo), str(hi)
+	case lo != "":
+		in.KeyConditionExpression = aws.String("#p = :p AND id > :lo")
+		in.ExpressionAttributeValues[":lo"] = str(lo)
+	case hi != "":
+		in.KeyConditionExpression = aws.String("#p = :p AND id < :hi")
+		in.ExpressionAttributeValues[":hi"] = str(hi)
+	default:
+		in.KeyConditionExpression = aws.String("#p = :p")
 	}
 	if q.Status != "" {
 		in.IndexName = aws.String("by_campaign_status")
@@ -214,7 +228,11 @@ func (s *Store) ListRecipients(ctx context.Context, campaignID string, q campaig
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, rs...)
+		for _, r := range rs {
+			if r.ID != lo && r.ID != hi && len(out) < want {
+				out = append(out, r)
+			}
+		}
 		if page.LastEvaluatedKey == nil {
 			break
 		}
@@ -272,8 +290,8 @@ func (s *Store) ClaimRecipient(ctx context.Context, r campaign.Recipient) error 
 	return err
 }
 
-// RecipientCounts counts each status's partition of by_campaign_status.
-func (s *Store) RecipientCounts(ctx context.Context, campaignID string) (map[string]int, error) {
+// RecipientCounts counts each status's partition of by_campaign_status (ids before end).
+func (s *Store) RecipientCounts(ctx context.Context, campaignID, end string) (map[string]int, error) {
 	name, err := s.table(CampaignRecipients)
 	if err != nil {
 		return nil, err
@@ -283,6 +301,10 @@ func (s *Store) RecipientCounts(ctx context.Context, campaignID string) (map[str
 		in := &dynamodb.QueryInput{TableName: name, IndexName: aws.String("by_campaign_status"),
 			KeyConditionExpression:    aws.String("campaign_status = :p"),
 			ExpressionAttributeValues: item{":p": str(campaignID + "#" + st)}, Select: types.SelectCount}
+		if end != "" {
+			in.KeyConditionExpression = aws.String("campaign_status = :p AND id < :end")
+			in.ExpressionAttributeValues[":end"] = str(end)
+		}
 		for {
 			page, err := s.db.Query(ctx, in)
 			if err != nil {
@@ -296,4 +318,96 @@ func (s *Store) RecipientCounts(ctx context.Context, campaignID string) (map[str
 		}
 	}
 	return out, nil
+}
+
+// PutRecipients writes recipients in batches of 25 (BatchWriteItem's most), eight
+// batches at a time, whatever is stored under their ids; what DynamoDB leaves
+// unprocessed is written again after a pause.
+func (s *Store) PutRecipients(ctx context.Context, rs []campaign.Recipient) error {
+	name, err := s.table(CampaignRecipients)
+	if err != nil {
+		return err
+	}
+	var writes []types.WriteRequest
+	for _, r := range rs {
+		r.Revision = 1
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: recipientItem(r)}})
+	}
+	return s.batchWrite(ctx, *name, writes)
+}
+
+// DropRecipients deletes a campaign's recipients from id from on.
+func (s *Store) DropRecipients(ctx context.Context, campaignID, from string) error {
+	name, err := s.table(CampaignRecipients)
+	if err != nil {
+		return err
+	}
+	in := &dynamodb.QueryInput{TableName: name, KeyConditionExpression: aws.String("campaign_id = :p AND id >= :from"),
+		ExpressionAttributeValues: item{":p": str(campaignID), ":from": str(from)},
+		ProjectionExpression:      aws.String("campaign_id, id"), ConsistentRead: aws.Bool(true)}
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("list recipients of %s past %s: %w", campaignID, from, err)
+		}
+		var writes []types.WriteRequest
+		for _, it := range page.Items {
+			writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it}})
+		}
+		if err := s.batchWrite(ctx, *name, writes); err != nil {
+			return err
+		}
+		if page.LastEvaluatedKey == nil {
+			return nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// batchWrite sends writes to table in BatchWriteItem requests of 25, eight at a time,
+// sending again what DynamoDB leaves unprocessed (after 50 ms, doubling to 2 s).
+func (s *Store) batchWrite(ctx context.Context, table string, writes []types.WriteRequest) error {
+	const size, parallel = 25, 8
+	batches := make(chan []types.WriteRequest)
+	errs := make(chan error, parallel)
+	for range parallel {
+		go func() {
+			var first error
+			for b := range batches {
+				if first == nil {
+					first = s.writeBatch(ctx, table, b)
+				}
+			}
+			errs <- first
+		}()
+	}
+	for start := 0; start < len(writes); start += size {
+		batches <- writes[start:min(start+size, len(writes))]
+	}
+	close(batches)
+	var err error
+	for range parallel {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
+func (s *Store) writeBatch(ctx context.Context, table string, b []types.WriteRequest) error {
+	pause := 50 * time.Millisecond
+	for len(b) > 0 {
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: b}})
+		if err != nil {
+			return fmt.Errorf("batch write %s: %w", table, err)
+		}
+		if b = out.UnprocessedItems[table]; len(b) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
+	return nil
 }

@@ -54,22 +54,28 @@ func (s *Store) CreateCampaign(ctx context.Context, c campaign.Campaign, rs []ca
 		if err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO campaign_recipients (campaign_id, id, status, revision, doc) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
+		return insertRecipients(ctx, tx, `INSERT`, rs)
+	})
+}
+
+// insertRecipients writes rs at their first revision with verb (INSERT: apierr.ErrConflict
+// on an id taken; INSERT OR REPLACE: whatever was stored under it).
+func insertRecipients(ctx context.Context, tx *sql.Tx, verb string, rs []campaign.Recipient) error {
+	stmt, err := tx.PrepareContext(ctx, verb+` INTO campaign_recipients (campaign_id, id, status, revision, doc) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range rs {
+		r.Revision = 1
+		if _, err := stmt.ExecContext(ctx, r.CampaignID, r.ID, r.Status, r.Revision, mustJSON(r)); err != nil {
+			if isUnique(err) {
+				return apierr.ErrConflict
+			}
 			return err
 		}
-		defer stmt.Close()
-		for _, r := range rs {
-			r.Revision = 1
-			if _, err := stmt.ExecContext(ctx, r.CampaignID, r.ID, r.Status, r.Revision, mustJSON(r)); err != nil {
-				if isUnique(err) {
-					return apierr.ErrConflict
-				}
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // GetCampaign reads a campaign.
@@ -122,6 +128,9 @@ func (s *Store) ListRecipients(ctx context.Context, campaignID string, q campaig
 	if q.Status != "" {
 		where, args = where+` AND status = ?`, append(args, q.Status)
 	}
+	if q.End != "" {
+		where, args = where+` AND id < ?`, append(args, q.End)
+	}
 	if q.Before != "" {
 		out, err := listDocs[campaign.Recipient](ctx, s.db, `SELECT doc FROM campaign_recipients WHERE `+where+` ORDER BY id DESC LIMIT ?`,
 			append(args, q.Limit+1)...)
@@ -158,9 +167,25 @@ func (s *Store) ClaimRecipient(ctx context.Context, r campaign.Recipient) error 
 	})
 }
 
-// RecipientCounts counts a campaign's recipients per status.
-func (s *Store) RecipientCounts(ctx context.Context, campaignID string) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM campaign_recipients WHERE campaign_id = ? GROUP BY status`, campaignID)
+// PutRecipients writes recipients in one transaction, whatever was stored under their
+// ids.
+func (s *Store) PutRecipients(ctx context.Context, rs []campaign.Recipient) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return insertRecipients(ctx, tx, `INSERT OR REPLACE`, rs) })
+}
+
+// DropRecipients deletes a campaign's recipients from id from on.
+func (s *Store) DropRecipients(ctx context.Context, campaignID, from string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM campaign_recipients WHERE campaign_id = ? AND id >= ?`, campaignID, from)
+	return err
+}
+
+// RecipientCounts counts a campaign's recipients per status (ids before end; "" all).
+func (s *Store) RecipientCounts(ctx context.Context, campaignID, end string) (map[string]int, error) {
+	query, args := `SELECT status, count(*) FROM campaign_recipients WHERE campaign_id = ? GROUP BY status`, []any{campaignID}
+	if end != "" {
+		query, args = `SELECT status, count(*) FROM campaign_recipients WHERE campaign_id = ? AND id < ? GROUP BY status`, append(args, end)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

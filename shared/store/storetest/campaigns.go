@@ -34,6 +34,7 @@ var campaignCases = map[string]func(*testing.T, CampaignEvents){
 	"only active campaigns are the runner's":                         campaignActive,
 	"a claim is conditional on the recipient and a running campaign": campaignClaim,
 	"recipients page in list order, by status, and count":            campaignRecipients,
+	"an upload past the list's end is unseen until taken in":         campaignUpload,
 }
 
 func newCampaign(accountID string, n int) (campaign.Campaign, []campaign.Recipient) {
@@ -251,8 +252,73 @@ func campaignRecipients(t *testing.T, s CampaignEvents) {
 	if err != nil || len(answered) != 10 || answered[0].ID != rs[0].ID || answered[9].ID != rs[27].ID {
 		t.Errorf("status=answered = %d recipients, %v; want 10 in order", len(answered), err)
 	}
-	counts, err := s.RecipientCounts(ctx(t), c.ID)
+	counts, err := s.RecipientCounts(ctx(t), c.ID, "")
 	if err != nil || counts[campaign.RecipientAnswered] != 10 || counts[campaign.RecipientPending] != 20 || counts[campaign.RecipientCalling] != 0 {
 		t.Errorf("counts = %v, %v; want 10 answered and 20 pending", counts, err)
+	}
+}
+
+// campaignUpload writes recipients past a sequenced campaign's list (an upload, in more
+// batches than one request takes), reads the list bounded by its end and without, writes
+// the upload again over itself, and drops what is past the end.
+func campaignUpload(t *testing.T, s CampaignEvents) {
+	c, rs := newCampaign(ident.New("acct"), 5)
+	c.Sequenced = true
+	for i := range rs {
+		rs[i].ID = campaign.RecipientID(c.ID, i)
+	}
+	if err := s.CreateCampaign(ctx(t), c, rs); err != nil {
+		t.Fatal(err)
+	}
+	const uploaded = 60
+	up := make([]campaign.Recipient, uploaded)
+	for i := range up {
+		up[i] = campaign.Recipient{ID: campaign.RecipientID(c.ID, 5+i), CampaignID: c.ID, AccountID: c.AccountID,
+			PlatformHandle: "sim:first", Status: campaign.RecipientPending}
+	}
+	if err := s.PutRecipients(ctx(t), up); err != nil {
+		t.Fatal(err)
+	}
+	for i := range up {
+		up[i].PlatformHandle = "sim:again"
+	}
+	if err := s.PutRecipients(ctx(t), up); err != nil {
+		t.Fatalf("an upload written again over itself: %v", err)
+	}
+	end := campaign.RecipientID(c.ID, 5)
+	listed, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{End: end, Limit: 100})
+	if err != nil || len(listed) != 5 || listed[4].ID != rs[4].ID {
+		t.Fatalf("the list to its end = %d recipients, %v; want the 5 created", len(listed), err)
+	}
+	after, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{After: rs[2].ID, End: end, Limit: 100})
+	if err != nil || len(after) != 2 || after[0].ID != rs[3].ID || after[1].ID != rs[4].ID {
+		t.Errorf("after the 3rd, to the end = %d recipients, %v; want the 4th and 5th", len(after), err)
+	}
+	pending, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{Status: campaign.RecipientPending, After: rs[0].ID, End: end, Limit: 100})
+	if err != nil || len(pending) != 4 {
+		t.Errorf("pending after the 1st, to the end = %d recipients, %v; want 4", len(pending), err)
+	}
+	before, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{Before: campaign.RecipientID(c.ID, 9), End: end, Limit: 2})
+	if err != nil || len(before) != 3 || before[2].ID != rs[4].ID {
+		t.Errorf("before a cursor past the end = %d recipients, %v; want the 3rd to the 5th", len(before), err)
+	}
+	counts, err := s.RecipientCounts(ctx(t), c.ID, end)
+	if err != nil || counts[campaign.RecipientPending] != 5 {
+		t.Errorf("counts to the end = %v, %v; want 5 pending", counts, err)
+	}
+	all, err := s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{Limit: 100})
+	if err != nil || len(all) != 5+uploaded || all[5].PlatformHandle != "sim:again" {
+		t.Fatalf("the whole partition = %d recipients, %v; want %d, the upload's written again", len(all), err, 5+uploaded)
+	}
+	if err := s.DropRecipients(ctx(t), c.ID, end); err != nil {
+		t.Fatal(err)
+	}
+	all, err = s.ListRecipients(ctx(t), c.ID, campaign.RecipientQuery{Limit: 100})
+	if err != nil || len(all) != 5 {
+		t.Errorf("after the drop = %d recipients, %v; want the 5 listed", len(all), err)
+	}
+	counts, err = s.RecipientCounts(ctx(t), c.ID, "")
+	if err != nil || counts[campaign.RecipientPending] != 5 {
+		t.Errorf("counts after the drop = %v, %v; want 5 pending", counts, err)
 	}
 }
