@@ -134,6 +134,8 @@ bench: deps
 	$(GO) test -run '^$$' -bench FirstAudio -benchtime 30x ./mediafleet/tts/flite
 	@echo "== answering-machine detection on the labelled flite and espeak-ng clips (persons, voicemail boxes with and without beeps, silence): accuracy, decision p50/p95 from the answer"
 	$(GO) test -run '^$$' -bench BenchmarkAMD -benchtime 3x ./mediafleet/amd
+	@echo "== campaigns: 1,000 recipients at 20 at once, 300 at 5 at once, to parties that answer and hang up after 1 s: calls/s, CPU per call, slot freed to next dial, beside the runner's ticks alone"
+	$(GO) test -run '^$$' -bench BenchmarkCampaign -benchtime 1x ./shared/campaign/
 	@echo "== turn-taking: scripted calls by words beside the fixed end-of-turn silence and barge-in by sound (end-of-turn silence, mid-sentence pauses cut, backchannels cancelling, false interruptions recovered)"
 	$(GO) test -run '^$$' -bench TurnTaking -benchtime 1x ./mediafleet/conversation
 	@echo "== SIP bridge: INVITE to SIP participant joined, livekit-sip CPU and memory per call beside idle"
