@@ -422,21 +422,29 @@ func (s *Service) Cancel(ctx context.Context, accountID, id string) (Campaign, e
 		}
 		now := s.now()
 		c.Status, c.CanceledAt, c.UploadUntil = StatusCanceled, &now, nil
-		// The runner clears Active once no call is under way.
-		c.Active = c.StartedAt != nil
+		// The runner marks what is left pending canceled, then clears Active once no
+		// call is under way (a draft's too: its list may be long).
+		c.Active = true
 		return nil
 	})
 	if err != nil {
 		return c, err
 	}
 	// No claim succeeds once the status is canceled (ClaimRecipient), so the pending
-	// recipients stay pending until marked here (or by the runner, should this stop).
+	// recipients stay pending until marked: here for up to cancelWithin, then by the
+	// runner's next ticks (a list of 100,000 takes longer than a request may).
 	s.dropUnlisted(ctx, c)
-	if err := s.cancelPending(ctx, c); err != nil {
+	mctx, cancel := context.WithTimeout(ctx, cancelWithin)
+	defer cancel()
+	if err := s.cancelPending(mctx, c); err != nil && mctx.Err() == nil {
 		s.log().Error("cancel pending recipients", "campaign_id", c.ID, "err", err)
 	}
 	return c, nil
 }
+
+// cancelWithin bounds the marking of a canceled campaign's pending recipients in the
+// request that cancels it; the runner marks the rest.
+const cancelWithin = 2 * time.Second
 
 // cancelPending marks a canceled campaign's pending recipients canceled.
 func (s *Service) cancelPending(ctx context.Context, c Campaign) error {

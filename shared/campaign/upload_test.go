@@ -197,6 +197,17 @@ func TestUploadJoinsTheListWhole(t *testing.T) {
 			t.Errorf("recipient %s is %s after cancel, want canceled", r.ID, r.Status)
 		}
 	}
+	// The runner takes a canceled draft up too (a long list is marked by its ticks), and
+	// lets it go once nothing is left.
+	if got, _ := st.GetCampaign(ctx, c.ID); !got.Active {
+		t.Error("a canceled draft is not the runner's: a list longer than the request could mark would stay pending")
+	}
+	if err := (&campaign.Runner{Service: svc, Dialer: &dials{}}).Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.GetCampaign(ctx, c.ID); got.Active || got.Status != campaign.StatusCanceled {
+		t.Errorf("canceled draft after a tick = %s, active %t; want canceled and no longer the runner's", got.Status, got.Active)
+	}
 	if _, err := upload("platform_handle\nsim:late\n"); !apierr.Is(err, apierr.CodeCampaignState) {
 		t.Errorf("an upload to a canceled campaign = %v, want campaign_state_invalid", err)
 	}
