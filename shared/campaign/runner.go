@@ -335,7 +335,7 @@ func (r *Runner) dial(ctx context.Context, c Campaign, calling int) error {
 // recipients in their own time zones, only those whose window is open now.
 func (r *Runner) due(ctx context.Context, c Campaign, now time.Time, n int) ([]Recipient, error) {
 	var out []Recipient
-	err := r.Service.eachRecipient(ctx, c, RecipientPending, func(rc Recipient) (bool, error) {
+	err := r.Service.eachRecipient(ctx, c, RecipientPending, 100, func(rc Recipient) (bool, error) {
 		if c.RecipientZones && !c.Settings.Window.OpenIn(now, rc.TimeZone) {
 			return true, nil
 		}

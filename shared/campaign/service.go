@@ -448,7 +448,7 @@ const cancelWithin = 2 * time.Second
 
 // cancelPending marks a canceled campaign's pending recipients canceled.
 func (s *Service) cancelPending(ctx context.Context, c Campaign) error {
-	return s.eachRecipient(ctx, c, RecipientPending, func(r Recipient) (bool, error) {
+	return s.eachRecipient(ctx, c, RecipientPending, 100, func(r Recipient) (bool, error) {
 		r.Status, r.NextAttemptAt = RecipientCanceled, nil
 		if err := s.Store.UpdateRecipient(ctx, r); err != nil && !errors.Is(err, apierr.ErrConflict) {
 			return false, err
@@ -458,9 +458,9 @@ func (s *Service) cancelPending(ctx context.Context, c Campaign) error {
 }
 
 // eachRecipient calls fn on c's recipients with status ("": all) in list order,
-// reading them a page of 100 at a time, until fn says stop or fails.
-func (s *Service) eachRecipient(ctx context.Context, c Campaign, status string, fn func(Recipient) (bool, error)) error {
-	q := RecipientQuery{Status: status, End: c.listEnd(), Limit: 100}
+// reading them page recipients at a time, until fn says stop or fails.
+func (s *Service) eachRecipient(ctx context.Context, c Campaign, status string, page int, fn func(Recipient) (bool, error)) error {
+	q := RecipientQuery{Status: status, End: c.listEnd(), Limit: page}
 	for {
 		page, err := s.Store.ListRecipients(ctx, c.ID, q)
 		if err != nil {
