@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -148,4 +149,52 @@ func storeWithAccount(t *testing.T) (*sqlite.Store, account.Account) {
 		t.Fatal(err)
 	}
 	return st, acct
+}
+
+// TestRunnerWaitsForTheWindow: started a minute before its window opens, a campaign dials
+// nobody until the window's first minute, then dials up to its concurrency.
+func TestRunnerWaitsForTheWindow(t *testing.T) {
+	ctx := context.Background()
+	st, acct := storeWithAccount(t)
+	now := time.Date(2026, 12, 8, 8, 59, 0, 0, time.UTC) // a Tuesday, 08:59 in Berlin's winter is 09:59
+	c := campaign.Campaign{ID: ident.New(campaign.IDPrefix), AccountID: acct.ID, AssistantID: ident.New("asst"), VersionID: ident.New("ver"),
+		LineID: ident.New("line"), Platform: "sim", Status: campaign.StatusRunning, Active: true, Recipients: 3, CreatedAt: now, Sequenced: true,
+		Settings: campaign.Settings{MaxConcurrentCalls: 2, CallsPerSecond: 10, Retry: campaign.Retry{MaxAttempts: 1},
+			Window: &campaign.Window{TimeZone: "Europe/Berlin", Days: []string{"tue"}, Start: "10:00", End: "17:00"}}}
+	var rs []campaign.Recipient
+	for i := range 3 {
+		rs = append(rs, campaign.Recipient{ID: campaign.RecipientID(c.ID, i), CampaignID: c.ID, AccountID: acct.ID,
+			PlatformHandle: "sim:r" + strconv.Itoa(i), Status: campaign.RecipientPending})
+	}
+	if err := st.CreateCampaign(ctx, c, rs); err != nil {
+		t.Fatal(err)
+	}
+	d := &dials{}
+	clock := now
+	r := &campaign.Runner{Service: &campaign.Service{Store: st, Lines: st, Assistants: st, Accounts: st, Calls: st,
+		Now: func() time.Time { return clock }}, Dialer: d}
+	for _, at := range []time.Duration{0, 30 * time.Second, 59 * time.Second} {
+		clock = now.Add(at)
+		if err := r.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if d.count() != 0 {
+			t.Fatalf("%d dials at %s Berlin, before the 10:00 window", d.count(), clock.In(berlin(t)).Format("15:04:05"))
+		}
+	}
+	clock = now.Add(time.Minute)
+	if err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.count() != 2 {
+		t.Errorf("%d dials as the window opened, want 2 (the concurrency)", d.count())
+	}
+}
+
+func berlin(t *testing.T) *time.Location {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }
