@@ -2,22 +2,6 @@
 // stack, behind API Gateway's authorizer.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
+import "github.com/bridgeline/bridgeline/functions/internal/apiwire"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
-	"github.com/bridgeline/bridgeline/functions/internal/wire"
-)
-
-func main() {
-	h, err := wire.Handler(context.Background(), "avatars-list", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "avatars-list:", err)
-		os.Exit(1)
-	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
-}
+func main() { apiwire.Start("avatars-list", nil) }

@@ -4,22 +4,6 @@
 // verified with LiveKit's key before anything is answered.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
+import "github.com/bridgeline/bridgeline/functions/internal/apiwire"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
-	"github.com/bridgeline/bridgeline/functions/internal/wire"
-)
-
-func main() {
-	h, err := wire.Handler(context.Background(), "join-info", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "join-info:", err)
-		os.Exit(1)
-	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
-}
+func main() { apiwire.Start("join-info", nil) }

@@ -6,23 +6,6 @@
 // holds the LiveKit API secret. It talks to no LiveKit server: it links none of its SDK.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
+import "github.com/bridgeline/bridgeline/functions/internal/apiwire"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
-	"github.com/bridgeline/bridgeline/functions/internal/wire"
-)
-
-func main() {
-	h, err := wire.Handler(context.Background(), "persona-agent-token", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "persona-agent-token:", err)
-		os.Exit(1)
-	}
-	// InternalApi is a REST API (payload 1.0): only those can be private.
-	lambda.Start(httpadapter.New(h).ProxyWithContext)
-}
+func main() { apiwire.StartInternal("persona-agent-token", nil) }

@@ -4,23 +4,6 @@
 // posts the tool call to the customer's URL, signed with the assistant's tool secret.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
+import "github.com/bridgeline/bridgeline/functions/internal/apiwire"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
-	"github.com/bridgeline/bridgeline/functions/internal/wire"
-)
-
-func main() {
-	h, err := wire.Handler(context.Background(), "persona-tool", nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "persona-tool:", err)
-		os.Exit(1)
-	}
-	// InternalApi is a REST API (payload 1.0): only those can be private.
-	lambda.Start(httpadapter.New(h).ProxyWithContext)
-}
+func main() { apiwire.StartInternal("persona-tool", nil) }

@@ -8,23 +8,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
+	"github.com/bridgeline/bridgeline/functions/internal/apiwire"
 	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
-	"github.com/bridgeline/bridgeline/functions/internal/wire"
 )
 
-func main() {
-	h, err := wire.Handler(context.Background(), "platform-sip", lkwire.WithSIP)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "platform-sip:", err)
-		os.Exit(1)
-	}
-	// InternalApi is a REST API (payload 1.0): only those can be private.
-	lambda.Start(httpadapter.New(h).ProxyWithContext)
-}
+func main() { apiwire.StartInternal("platform-sip", lkwire.WithSIP) }

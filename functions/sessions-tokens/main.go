@@ -3,22 +3,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
+	"github.com/bridgeline/bridgeline/functions/internal/apiwire"
 	"github.com/bridgeline/bridgeline/functions/internal/lkwire"
-	"github.com/bridgeline/bridgeline/functions/internal/wire"
 )
 
-func main() {
-	h, err := wire.Handler(context.Background(), "sessions-tokens", lkwire.FromEnv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sessions-tokens:", err)
-		os.Exit(1)
-	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
-}
+func main() { apiwire.Start("sessions-tokens", lkwire.FromEnv) }

@@ -9,9 +9,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
+	"github.com/bridgeline/bridgeline/functions/internal/apiwire"
 	"github.com/bridgeline/bridgeline/functions/internal/s3wire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/avatars"
@@ -42,15 +40,13 @@ func Handler(ctx context.Context, function string, a avatars.Assets) (http.Handl
 // route on it, API Gateway's HTTP API payload. It does not return; a function that
 // cannot start exits 1, naming itself.
 func Start(function string) {
-	h := handlerOrExit(function)
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+	apiwire.ServeHTTPAPI(handlerOrExit(function))
 }
 
 // StartInternal is Start for persona-avatar on the private InternalApi, a REST API
 // (payload 1.0): only those can be private.
 func StartInternal(function string) {
-	h := handlerOrExit(function)
-	lambda.Start(httpadapter.New(h).ProxyWithContext)
+	apiwire.ServeRESTAPI(handlerOrExit(function))
 }
 
 func handlerOrExit(function string) http.Handler {

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
-
+	"github.com/bridgeline/bridgeline/functions/internal/apiwire"
 	"github.com/bridgeline/bridgeline/functions/internal/s3wire"
 	"github.com/bridgeline/bridgeline/functions/internal/wire"
 	"github.com/bridgeline/bridgeline/shared/recordings"
@@ -41,5 +39,5 @@ func Start(function string) {
 		fmt.Fprintln(os.Stderr, function+":", err)
 		os.Exit(1)
 	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+	apiwire.ServeHTTPAPI(h)
 }
