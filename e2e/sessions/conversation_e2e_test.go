@@ -235,8 +235,8 @@ func TestConversationEndToEnd(t *testing.T) {
 			!sphinx.Most(req.Messages[2].Content, qOpen) {
 			t.Errorf("the model got %+v, want the system prompt, the greeting and most words of %q", req.Messages, sphinxWords(qOpen))
 		}
-		if !req.Stream || req.Model != "fake-model" || req.Auth != "Bearer test-key" || !req.HasTool(llm.EndCallTool) {
-			t.Errorf("request: stream %v, model %q, auth %q, end_call offered %v", req.Stream, req.Model, req.Auth, req.HasTool(llm.EndCallTool))
+		if !req.Stream || req.Model != "fake-model" || req.Auth != "Bearer test-key" || !req.HasTool(persona.EndCallTool) {
+			t.Errorf("request: stream %v, model %q, auth %q, end_call offered %v", req.Stream, req.Model, req.Auth, req.HasTool(persona.EndCallTool))
 		}
 		reply := c.heardAfter(q.End, "the reply at the caller")
 		t.Logf("recognised %q; end of the question to the reply's first audio at the caller: %v",

@@ -250,7 +250,7 @@ func TestToolsEndToEnd(t *testing.T) {
 			req.VersionID != str(r.VersionID) || req.SessionID != str(r.SessionID) || req.LineID != st.Lines[st.Handles[0]].ID {
 			t.Errorf("the tool request %+v does not name the call", req)
 		}
-		if !reqs[0].HasTool("lookup_order") || !reqs[0].HasTool(llm.EndCallTool) {
+		if !reqs[0].HasTool("lookup_order") || !reqs[0].HasTool(persona.EndCallTool) {
 			t.Errorf("tools offered %+v", reqs[0].Tools)
 		}
 		msgs := reqs[1].Messages

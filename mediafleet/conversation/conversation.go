@@ -127,7 +127,7 @@ type TurnTiming = speech.TurnTiming
 
 // endCallTool is how hanging up is offered to the model: no arguments.
 var endCallTool = speech.Tool{
-	Name: speech.EndCallTool,
+	Name: persona.EndCallTool,
 	Description: "End the phone call. Call it when the conversation is over (the caller said goodbye " +
 		"or asked to hang up), after saying goodbye.",
 	Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
@@ -139,7 +139,7 @@ func lookTool(mode string) speech.Tool {
 	what := map[string]string{persona.VisionCamera: "camera", persona.VisionScreen: "shared screen",
 		persona.VisionCameraAndScreen: "camera and shared screen"}[mode]
 	return speech.Tool{
-		Name: speech.LookTool,
+		Name: persona.LookTool,
 		Description: "Look at the caller's " + what + " right now. Each of the caller's turns already comes with " +
 			"the latest picture; call this when you need a fresh one (the caller asks you to look, or shows you " +
 			"something new). The picture follows the tool's result.",
@@ -163,7 +163,7 @@ func transferCallTool(ds []persona.TransferDestination) speech.Tool {
 		"properties": map[string]any{"destination": map[string]any{"type": "string", "enum": tos,
 			"description": "where to transfer the call"}},
 	})
-	return speech.Tool{Name: speech.TransferCallTool, Description: desc.String(), Parameters: params}
+	return speech.Tool{Name: persona.TransferCallTool, Description: desc.String(), Parameters: params}
 }
 
 // Config is what every call's conversation shares: the engines, loaded once when the

@@ -215,7 +215,7 @@ func (g *generation) think(ctx context.Context, req speech.Request, runner speec
 // onlyLooks: every call is of the look tool, which the conversation answers itself.
 func onlyLooks(calls []speech.ToolCall) bool {
 	for _, c := range calls {
-		if c.Name != speech.LookTool {
+		if c.Name != persona.LookTool {
 			return false
 		}
 	}
@@ -333,7 +333,7 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 			g.log.Warn("model called a tool it was not offered", "tool", c.ToolCall.Name)
 			continue
 		}
-		if c.ToolCall != nil && c.ToolCall.Name == speech.TransferCallTool {
+		if c.ToolCall != nil && c.ToolCall.Name == persona.TransferCallTool {
 			to, ok := g.destination(c.ToolCall.Arguments)
 			if !ok {
 				g.log.Warn("model called transfer_call with no listed destination", "arguments", c.ToolCall.Arguments)
@@ -354,7 +354,7 @@ func (g *generation) stream(ctx context.Context, req speech.Request, firstReques
 		}
 		switch {
 		case c.ToolCall == nil:
-		case c.ToolCall.Name == speech.EndCallTool, c.ToolCall.Name == speech.TransferCallTool:
+		case c.ToolCall.Name == persona.EndCallTool, c.ToolCall.Name == persona.TransferCallTool:
 			g.res.endCall = true
 		default:
 			calls = append(calls, *c.ToolCall)
@@ -396,7 +396,7 @@ func (g *generation) runTools(ctx context.Context, runner speech.ToolRunner, cal
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if c.Name == speech.LookTool {
+				if c.Name == persona.LookTool {
 					uses[i] = g.look(ctx, c)
 					return
 				}

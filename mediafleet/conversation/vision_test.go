@@ -112,7 +112,7 @@ func TestVisionSendsTheTurnsFrame(t *testing.T) {
 		if last.Role != "user" || last.Content != "what colour is this" || !slices.Equal(last.ImageURLs(), []string{dataURL(1)}) {
 			t.Errorf("the turn's message = %+v (images %v), want its text and the frame asked for at its onset", last, last.ImageURLs())
 		}
-		if !reqs[0].HasTool(speech.LookTool) {
+		if !reqs[0].HasTool(persona.LookTool) {
 			t.Error("the look tool is not offered on a version with vision")
 		}
 		if turns := h.turns(); turns[0].Speaker != "caller" || turns[0].Frames != 1 {
@@ -143,7 +143,7 @@ func TestVisionOffSendsNoFrame(t *testing.T) {
 		h := startVision(t, persona.VisionOff, v, "what colour is this")
 		h.ask(t, 2)
 		reqs := h.srv.Requests()
-		if len(reqs) != 1 || reqs[0].HasTool(speech.LookTool) {
+		if len(reqs) != 1 || reqs[0].HasTool(persona.LookTool) {
 			t.Fatalf("requests %+v, want one without the look tool", reqs)
 		}
 		for _, m := range reqs[0].Messages {
@@ -193,7 +193,7 @@ func TestLookTool(t *testing.T) {
 					return llmtest.Reply{Text: "I see it now."}
 				}
 			}
-			return llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: speech.LookTool, Arguments: "{}"}}}
+			return llmtest.Reply{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{{Name: persona.LookTool, Arguments: "{}"}}}
 		})
 		h.ask(t, 4)
 		reqs := h.srv.Requests()
@@ -212,7 +212,7 @@ func TestLookTool(t *testing.T) {
 		}
 		turns := h.turns()
 		i := slices.IndexFunc(turns, func(tn persona.Turn) bool { return tn.Speaker == persona.SpeakerTool })
-		if i < 0 || turns[i].Tool.Name != speech.LookTool || turns[i].Frames != 1 || turns[i].Tool.Error != nil {
+		if i < 0 || turns[i].Tool.Name != persona.LookTool || turns[i].Frames != 1 || turns[i].Tool.Error != nil {
 			t.Fatalf("transcript %+v, want a look tool turn with one frame", turns)
 		}
 		h.srv.SetReply(llmtest.Reply{Text: "You're welcome."})

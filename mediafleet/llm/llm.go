@@ -17,11 +17,6 @@ import (
 	"github.com/bridgeline/bridgeline/mediafleet/speech"
 )
 
-// EndCallTool is the name of the tool the conversation offers for hanging up.
-//
-// Deprecated: it is speech.EndCallTool; the client passes every tool on alike.
-const EndCallTool = speech.EndCallTool
-
 // Config is an OpenAI-compatible endpoint.
 type Config struct {
 	BaseURL string // e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1; required

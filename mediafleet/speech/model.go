@@ -53,20 +53,6 @@ const MaxPictureSide = 768
 // OpenAI's high detail is 85 tokens and 170 per 512-pixel tile, four of them.
 const PictureTokens = 85 + 4*170
 
-// LookTool is the name of the tool the conversation offers the model on a version with
-// vision: a fresh picture of what the caller shows, which follows the tool's result as
-// a user message.
-const LookTool = "look"
-
-// EndCallTool is the name of the tool the conversation offers the model for hanging up:
-// the assistant finishes what it is saying, then the call ends.
-const EndCallTool = "end_call"
-
-// TransferCallTool is the name of the tool the conversation offers the model when the
-// version lists transfer destinations: the assistant finishes its handover sentence,
-// then the call is transferred (argument "destination", one of them).
-const TransferCallTool = "transfer_call"
-
 // Tool is a function the model may call.
 type Tool struct {
 	Name        string

@@ -66,10 +66,6 @@ const (
 	MinMaxDurationSeconds     = 10
 )
 
-// ReservedToolNames are the built-in tools the conversation offers itself; a customer's
-// tool may not take their names.
-var ReservedToolNames = []string{"end_call", "transfer_call", "look"}
-
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // EmptyParameters is a tool's parameters when none are given: no arguments.
@@ -181,7 +177,7 @@ func renamed(err error, param string) error {
 }
 
 func isReserved(name string) bool {
-	for _, r := range ReservedToolNames {
+	for _, r := range persona.BuiltInTools {
 		if r == name {
 			return true
 		}

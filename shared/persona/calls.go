@@ -2,6 +2,22 @@ package persona
 
 import "encoding/json"
 
+// The built-in tools the conversation offers the model itself, beside a version's own.
+const (
+	// EndCallTool hangs up: the assistant finishes what it is saying, then the call ends.
+	EndCallTool = "end_call"
+	// TransferCallTool is offered when the version lists transfer destinations: the
+	// assistant finishes its handover sentence, then the call is transferred (argument
+	// "destination", one of them).
+	TransferCallTool = "transfer_call"
+	// LookTool is offered on a version with vision: a fresh picture of what the caller
+	// shows, which follows the tool's result as a user message.
+	LookTool = "look"
+)
+
+// BuiltInTools are the built-in tools' names: a customer's tool may not take them.
+var BuiltInTools = []string{EndCallTool, TransferCallTool, LookTool}
+
 // CallSettings are a version's call settings as the worker runs them: the customer's
 // tools the model may call (without their URLs: the control plane makes the requests),
 // the caller's silence before the assistant asks whether they are still there, and the

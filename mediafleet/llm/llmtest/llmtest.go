@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bridgeline/bridgeline/mediafleet/internal/pipenet"
+	"github.com/bridgeline/bridgeline/shared/persona"
 )
 
 // Reply is what the server answers to one request.
@@ -374,7 +375,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	finish := "stop"
 	calls := reply.ToolCalls
 	if reply.EndCall {
-		calls = append([]ToolCall{{Name: "end_call", Arguments: "{}"}}, calls...)
+		calls = append([]ToolCall{{Name: persona.EndCallTool, Arguments: "{}"}}, calls...)
 	}
 	if len(calls) > 0 {
 		finish = "tool_calls"
