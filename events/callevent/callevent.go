@@ -27,6 +27,10 @@ const (
 	TypeCampaignCompleted = "campaign.completed"
 )
 
+// Types are every event type, the ones a webhook endpoint may subscribe to.
+var Types = []string{TypeCallIncoming, TypeCallAnswered, TypeCallEnded, TypeCallTranscript, TypeCallAnalyzed,
+	TypeRecordingReady, TypeCampaignCompleted}
+
 // Event is the envelope: {"id", "type", "created_at", "data"}. AccountID routes it to the
 // account's webhook endpoints and is not part of the JSON a customer receives.
 type Event struct {

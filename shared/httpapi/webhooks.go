@@ -251,7 +251,7 @@ func (h *Webhooks) listEvents(w http.ResponseWriter, r *http.Request) (int, any,
 		return 0, nil, err
 	}
 	typ := r.URL.Query().Get("type")
-	if typ != "" && !slices.Contains(webhookendpoint.EventTypes, typ) {
+	if typ != "" && !slices.Contains(callevent.Types, typ) {
 		return 0, nil, apierr.Invalid("type", fmt.Sprintf("unknown event type %q", typ))
 	}
 	list, err := h.Events.ListEvents(r.Context(), AccountFrom(r.Context()).ID, typ, q)

@@ -368,10 +368,6 @@ func (s *Service) now() time.Time {
 	return now().UTC().Truncate(time.Millisecond)
 }
 
-// EventTypes are the types an endpoint can subscribe to.
-var EventTypes = []string{callevent.TypeCallIncoming, callevent.TypeCallAnswered, callevent.TypeCallEnded,
-	callevent.TypeCallTranscript, callevent.TypeCallAnalyzed, callevent.TypeRecordingReady, callevent.TypeCampaignCompleted}
-
 func (in Input) validate(dest egress.Policy) error {
 	if in.URL != nil {
 		if err := ValidURL(*in.URL); err != nil {
@@ -388,8 +384,8 @@ func (in Input) validate(dest egress.Policy) error {
 	}
 	if in.Events != nil {
 		for _, t := range *in.Events {
-			if !slices.Contains(EventTypes, t) {
-				return apierr.Invalid("events", fmt.Sprintf("unknown event type %q; known types: %s", t, strings.Join(EventTypes, ", ")))
+			if !slices.Contains(callevent.Types, t) {
+				return apierr.Invalid("events", fmt.Sprintf("unknown event type %q; known types: %s", t, strings.Join(callevent.Types, ", ")))
 			}
 		}
 	}
