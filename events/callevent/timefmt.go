@@ -5,16 +5,19 @@ import (
 	"time"
 )
 
-// Timestamps in events are written like everywhere in the API: RFC 3339, UTC, with
-// exactly three fraction digits ("2026-11-22T07:00:00.120Z"), so receivers can parse them
-// with one layout.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+// TimeLayout is how every timestamp of the API and its events is written: RFC 3339, in
+// UTC, with exactly three fraction digits ("2026-11-22T07:00:00.120Z"), so receivers
+// parse them all with one layout (FormatTime writes it).
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// millis is a time written with timeLayout.
+// FormatTime writes t as TimeLayout in UTC.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// millis is a time written with TimeLayout.
 type millis time.Time
 
 func (t millis) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format(timeLayout) + `"`), nil
+	return []byte(`"` + FormatTime(time.Time(t)) + `"`), nil
 }
 
 func ms(t time.Time) millis { return millis(t) }

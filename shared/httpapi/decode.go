@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/shared/apierr"
 	"github.com/bridgeline/bridgeline/shared/ident"
 	"github.com/bridgeline/bridgeline/shared/listing"
@@ -231,7 +232,7 @@ func (t Time) MarshalJSON() ([]byte, error) {
 }
 
 // String is the time as the API writes it: UTC, to the millisecond.
-func (t Time) String() string { return time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") }
+func (t Time) String() string { return callevent.FormatTime(time.Time(t)) }
 
 // TimePtr is a nullable Time.
 func TimePtr(t *time.Time) *Time {

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bridgeline/bridgeline/events/callevent"
 	"github.com/bridgeline/bridgeline/events/delivery"
 	"github.com/bridgeline/bridgeline/events/webhook"
 	"github.com/bridgeline/bridgeline/shared/apierr"
@@ -96,7 +97,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		CreatedAt string `json:"created_at"`
-	}{plain(r), r.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00")})
+	}{plain(r), callevent.FormatTime(r.CreatedAt)})
 }
 
 // Call runs one tool call. The tool's failures (timeout, non-2xx, unreachable, blocked,
