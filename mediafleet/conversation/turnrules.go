@@ -60,6 +60,68 @@ var languageRules = map[string]*turnRules{
 			"yo me te se le les nos es son está estoy soy muy más también eh mm",
 		"cero uno dos tres cuatro cinco seis siete ocho nueve",
 	),
+	// German.
+	"de": newTurnRules(
+		[]string{"ja", "ja ja", "jaja", "jap", "jo", "genau", "okay", "ok", "gut", "alles klar", "klar", "na klar", "richtig",
+			"stimmt", "mhm", "hm", "hmm", "aha", "ah", "oh", "ach so", "verstehe", "ich verstehe", "verstanden", "in ordnung",
+			"sehr gut", "super", "prima", "natürlich", "sicher", "ja genau", "ja klar", "ja gut"},
+		[]string{"warte", "warten sie", "moment", "einen moment", "moment mal", "stopp", "stop", "halt", "nein", "aber",
+			"entschuldigung", "hören sie", "hör mal", "eigentlich", "abbrechen", "sekunde", "eine sekunde", "ruhe"},
+		"was wann wo wohin woher wer wen wem wessen wie welche welcher welches warum wieso weshalb wozu wie_viel "+
+			"kann können könnten könnte haben habt hast hat gibt_es ist sind darf dürfen muss müssen soll sollte",
+		"der die das den dem des ein eine einen einem einer eines "+
+			"an auf aus bei bis durch für gegen hinter in im ins mit nach neben ohne seit über um unter von vom vor "+
+			"während wegen zu zum zur zwischen und oder aber denn sondern dass weil wenn ob als damit obwohl "+
+			"mein meine meinen meinem meiner dein deine sein seine ihr ihre unser unsere euer eure "+
+			"ich wir du er sehr ganz auch noch äh ähm öh also",
+		"null eins zwei drei vier fünf sechs sieben acht neun",
+	),
+	// French. A recogniser that punctuates writes the elisions ("j'aimerais") as one word.
+	"fr": newTurnRules(
+		[]string{"oui", "oui oui", "ouais", "d'accord", "ok", "okay", "ok d'accord", "bien", "très bien", "entendu",
+			"je vois", "ah", "oh", "mhm", "hm", "hmm", "exactement", "exact", "voilà", "bien sûr", "c'est ça", "parfait",
+			"super", "ça marche", "tout à fait", "effectivement", "ah bon", "ah oui", "oui bien sûr"},
+		[]string{"attendez", "attends", "arrêtez", "arrête", "stop", "non", "mais", "un instant", "une seconde",
+			"un moment", "pardon", "excusez-moi", "excuse-moi", "en fait", "annuler", "silence"},
+		"qu'est-ce quoi quand où qui comment combien pourquoi quel quelle quels quelles est-ce "+
+			"pouvez-vous pourriez-vous puis-je avez-vous y_a-t-il vous_avez",
+		"le la les un une des du de au aux à en dans par pour sur sous avec sans chez vers entre "+
+			"et ou mais donc car que qui dont si comme quand lorsque parce "+
+			"mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs ce cet cette ces "+
+			"je tu il elle nous on très aussi euh ben",
+		"zéro un deux trois quatre cinq six sept huit neuf",
+	),
+	// Portuguese. "para" is left to the sentence rules: it is "for" far more often than
+	// "stop" (which callers say as "pare").
+	"pt": newTurnRules(
+		[]string{"sim", "sim sim", "tá", "tá bom", "está bem", "ok", "okay", "certo", "claro", "beleza", "entendi",
+			"entendo", "ah", "oh", "uhum", "hum", "aham", "pois", "pois é", "exato", "isso", "isso mesmo", "perfeito",
+			"ótimo", "combinado", "com certeza", "de acordo", "tudo bem", "legal", "sim claro"},
+		[]string{"espera", "espere", "pare", "não", "mas", "um momento", "um segundo", "momento", "desculpa",
+			"desculpe", "com licença", "na verdade", "cancela", "cancelar", "chega", "silêncio"},
+		"que o_que quando onde quem como qual quais quanto quanta quantos quantas por_que "+
+			"pode podem poderia tem têm há está é_possível você_pode",
+		"o a os as um uma uns umas do da dos das no na nos nas ao aos pelo pela "+
+			"de em por para com sem sobre entre até e ou mas que porque pois como se quando onde "+
+			"meu minha meus minhas seu sua seus suas nosso nossa este esta estes estas esse essa "+
+			"eu você ele ela nós muito mais também hum",
+		"zero um dois três quatro cinco seis sete oito nove",
+	),
+	// Italian.
+	"it": newTurnRules(
+		[]string{"sì", "si", "sì sì", "va bene", "ok", "okay", "certo", "certamente", "esatto", "giusto", "capito",
+			"ho capito", "ah", "oh", "mhm", "hm", "hmm", "perfetto", "benissimo", "bene", "d'accordo", "chiaro", "infatti",
+			"ecco", "già", "sicuro", "come no", "sì certo"},
+		[]string{"aspetta", "aspetti", "fermo", "ferma", "stop", "basta", "no", "ma", "un momento", "un attimo",
+			"un secondo", "scusa", "scusi", "mi scusi", "in realtà", "annulla", "silenzio"},
+		"che cosa quando dove chi come quale quali quanto quanta quanti quante perché "+
+			"può possono potrebbe potrei posso ha hanno avete c'è ci_sono è_possibile mi_può",
+		"il lo la i gli le un uno una del dello della dei degli delle al allo alla ai agli alle dal nel nella sul sulla "+
+			"di a da in con su per tra fra e o ma però che perché se come quando mentre "+
+			"mio mia miei mie tuo tua suo sua nostro nostra vostro questo questa quello quella "+
+			"io tu lui lei noi voi molto più anche ehm eh cioè",
+		"zero uno due tre quattro cinque sei sette otto nove",
+	),
 }
 
 // newTurnRules makes a language's rule set. questions, continuations and digits are

@@ -129,7 +129,52 @@ func TestSpanishRules(t *testing.T) {
 			t.Errorf("Spanish ending(%q) = %v, want %v", tt.text, got, tt.want)
 		}
 	}
-	if rulesFor("fr") != rulesFor("en") || rulesFor("ES") != rulesFor("es") {
+	if rulesFor("nl") != rulesFor("en") || rulesFor("ES") != rulesFor("es") {
 		t.Error("rulesFor: want English's rules for a language without its own, and the tag's case not to matter")
+	}
+}
+
+// TestMoreLanguagesRules: German, French, Portuguese and Italian callers' acknowledgements
+// over the assistant pass, their stop words and questions cut in, and a sentence that
+// ends on an article or preposition, or reads digits out, is unfinished; each language
+// by its own words (English's rules take "ja" for a word that cuts in).
+func TestMoreLanguagesRules(t *testing.T) {
+	def := newInterruptRule(nil)
+	for _, tt := range []struct {
+		lang, text string
+		want       verdict
+	}{
+		{"de", "Ja, genau.", backchannel}, {"de", "alles klar", backchannel}, {"de", "mhm", backchannel},
+		{"de", "Moment mal", cutIn}, {"de", "ja, aber", cutIn}, {"de", "Wann haben Sie geöffnet?", cutIn},
+		{"fr", "Oui, d'accord.", backchannel}, {"fr", "je vois", backchannel}, {"fr", "c'est ça", backchannel},
+		{"fr", "attendez", cutIn}, {"fr", "oui mais", cutIn}, {"fr", "Combien ça coûte ?", cutIn},
+		{"pt-BR", "Tá bom.", backchannel}, {"pt-BR", "uhum", backchannel}, {"pt", "com certeza", backchannel},
+		{"pt", "espera", cutIn}, {"pt", "sim, mas", cutIn}, {"pt", "Quanto custa?", cutIn},
+		{"it", "Sì, certo.", backchannel}, {"it", "va bene", backchannel}, {"it", "ho capito", backchannel},
+		{"it", "aspetta", cutIn}, {"it", "sì ma", cutIn}, {"it", "Quanto costa?", cutIn},
+	} {
+		if got := rulesFor(tt.lang).judge(tt.text, def, true); got != tt.want {
+			t.Errorf("%s judge(%q) = %v, want %v", tt.lang, tt.text, got, tt.want)
+		}
+	}
+	if got := rulesFor("en").judge("ja", def, true); got != cutIn {
+		t.Errorf("English judge(ja) = %v, want cut in: the rules follow the language", got)
+	}
+	for _, tt := range []struct {
+		lang, text string
+		want       ending
+	}{
+		{"de", "ich möchte einen Tisch für", unfinished}, {"de", "meine Nummer ist vier eins fünf", unfinished},
+		{"de", "wann öffnen Sie morgen", finished}, {"de", "Ich möchte einen Tisch für zwei.", finished},
+		{"fr", "je voudrais réserver une table pour", unfinished}, {"fr", "mon numéro est quatre un cinq", unfinished},
+		{"fr", "pourquoi fermez-vous si tôt", finished}, {"fr", "une table pour deux", unknownEnd},
+		{"pt", "eu queria reservar uma mesa para", unfinished}, {"pt", "meu número é quatro um cinco", unfinished},
+		{"pt", "quando vocês abrem amanhã", finished}, {"pt", "uma mesa para dois", unknownEnd},
+		{"it", "vorrei prenotare un tavolo per", unfinished}, {"it", "il mio numero è quattro uno cinque", unfinished},
+		{"it", "quando aprite domani", finished}, {"it", "un tavolo per due", unknownEnd},
+	} {
+		if got := rulesFor(tt.lang).ending(tt.text); got != tt.want {
+			t.Errorf("%s ending(%q) = %v, want %v", tt.lang, tt.text, got, tt.want)
+		}
 	}
 }
