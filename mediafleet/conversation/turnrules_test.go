@@ -1,6 +1,7 @@
 package conversation
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bridgeline/bridgeline/shared/persona"
@@ -175,6 +176,26 @@ func TestMoreLanguagesRules(t *testing.T) {
 	} {
 		if got := rulesFor(tt.lang).ending(tt.text); got != tt.want {
 			t.Errorf("%s ending(%q) = %v, want %v", tt.lang, tt.text, got, tt.want)
+		}
+	}
+}
+
+// TestPhrasesFollowTheLanguage: each language with phrases of its own asks whether the
+// caller is still there in that language (the tag's region and case aside); a language
+// without its own asks in English.
+func TestPhrasesFollowTheLanguage(t *testing.T) {
+	for lang, want := range map[string]string{"de-AT": "Sind Sie noch da?", "FR": "Êtes-vous toujours là ?",
+		"pt-BR": "Ainda está aí?", "it": "È ancora in linea?", "nl": StillThere} {
+		if got := phrasesFor(lang).stillThere; got != want {
+			t.Errorf("%s asks %q, want %q", lang, got, want)
+		}
+	}
+	for lang, p := range languagePhrases {
+		for name, s := range map[string]string{"handOver": p.handOver, "transferFailed": p.transferFailed, "apology": p.apology,
+			"missed": p.missed, "filler": p.filler, "stillThere": p.stillThere, "timeUp": p.timeUp} {
+			if strings.TrimSpace(s) == "" {
+				t.Errorf("%s has no %s phrase: it would say nothing", lang, name)
+			}
 		}
 	}
 }

@@ -86,22 +86,22 @@ func TestLanguage(t *testing.T) {
 
 	// A language the recogniser hears but no local voice speaks: served only with
 	// hosted voices, and then the draft names one.
-	svc.Languages = []string{"en", "fr"}
-	f = complete("Amélie")
-	f.Language = ptr("fr")
+	svc.Languages = []string{"en", "ja"}
+	f = complete("Haruka")
+	f.Language = ptr("ja")
 	_, err = svc.Create(ctx, acct, f)
-	wantCode(t, "French with no voice for it", err, apierr.CodeLanguageNotSupported, "language")
+	wantCode(t, "Japanese with no voice for it", err, apierr.CodeLanguageNotSupported, "language")
 	svc.HostedVoices = []string{"nova"}
 	c, err := svc.Create(ctx, acct, f)
 	if err != nil {
-		t.Fatalf("French with a hosted voice offered: %v", err)
+		t.Fatalf("Japanese with a hosted voice offered: %v", err)
 	}
 	_, err = svc.Publish(ctx, acct, c.ID)
-	wantCode(t, "publish of French naming no voice", err, apierr.CodeDraftIncomplete, "voice")
+	wantCode(t, "publish of Japanese naming no voice", err, apierr.CodeDraftIncomplete, "voice")
 	if _, err = svc.Update(ctx, acct, c.ID, assistant.Fields{Voice: ptr("hosted-nova")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err = svc.Publish(ctx, acct, c.ID); err != nil {
-		t.Errorf("publish of French with a hosted voice: %v", err)
+		t.Errorf("publish of Japanese with a hosted voice: %v", err)
 	}
 }

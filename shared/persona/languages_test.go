@@ -64,6 +64,10 @@ func TestVoiceForLanguage(t *testing.T) {
 		{Version{AvatarID: avatar.ID, Language: "es-419"}, "espeak-es-419-f3"},
 		{Version{AvatarID: avatar.ID, Language: "es", Voice: "espeak-es-m3"}, "espeak-es-m3"},
 		{Version{AvatarID: "ava_unknown", Language: "en-GB"}, "flite-awb"},
+		{Version{AvatarID: avatar.ID, Language: "de-CH"}, "espeak-de-f3"},
+		{Version{AvatarID: avatar.ID, Language: "fr-CA"}, "espeak-fr-f3"},
+		{Version{AvatarID: avatar.ID, Language: "pt-PT"}, "espeak-pt-br-f3"},
+		{Version{AvatarID: avatar.ID, Language: "it"}, "espeak-it-f3"},
 	} {
 		if got := VoiceFor(tc.v); got != tc.want {
 			t.Errorf("VoiceFor(%+v) = %q, want %q", tc.v, got, tc.want)

@@ -39,6 +39,12 @@ var LocalVoices = []Voice{
 	{ID: "espeak-es-f3", Engine: EngineEspeak, EngineVoice: "es+f3", Name: "Lucía", Language: "es-ES", Gender: "female", Description: "Synthetic Castilian Spanish (espeak-ng)."},
 	{ID: "espeak-es-m3", Engine: EngineEspeak, EngineVoice: "es+m3", Name: "Mateo", Language: "es-ES", Gender: "male", Description: "Synthetic Castilian Spanish (espeak-ng)."},
 	{ID: "espeak-es-419-f3", Engine: EngineEspeak, EngineVoice: "es-419+f3", Name: "Sofía", Language: "es-419", Gender: "female", Description: "Synthetic Latin American Spanish (espeak-ng)."},
+	// German, French, Portuguese and Italian: each language's default voice (a version
+	// in it still needs a recogniser that hears it: STT_LANGUAGES).
+	{ID: "espeak-de-f3", Engine: EngineEspeak, EngineVoice: "de+f3", Name: "Greta", Language: "de-DE", Gender: "female", Description: "Synthetic German (espeak-ng)."},
+	{ID: "espeak-fr-f3", Engine: EngineEspeak, EngineVoice: "fr-fr+f3", Name: "Camille", Language: "fr-FR", Gender: "female", Description: "Synthetic French (espeak-ng)."},
+	{ID: "espeak-pt-br-f3", Engine: EngineEspeak, EngineVoice: "pt-br+f3", Name: "Ana", Language: "pt-BR", Gender: "female", Description: "Synthetic Brazilian Portuguese (espeak-ng)."},
+	{ID: "espeak-it-f3", Engine: EngineEspeak, EngineVoice: "it+f3", Name: "Giulia", Language: "it-IT", Gender: "female", Description: "Synthetic Italian (espeak-ng)."},
 }
 
 // SimCallerVoice is the flite voice the simulated platform's party speaks with: distinct
