@@ -113,11 +113,8 @@ func (s *Service) Create(ctx context.Context, caller account.Caller, in CreateIn
 	} else if !plat.TestKeys() && !caller.Live {
 		return Campaign{}, apierr.New(apierr.CodeLiveKeyRequired, fmt.Sprintf("sk_test_ keys run campaigns only on sim lines; line %s is on %q", l.ID, l.Platform))
 	}
-	for i, r := range in.Recipients {
-		if err := plat.CheckHandle(r.PlatformHandle); err != nil {
-			return Campaign{}, apierr.Invalid(fmt.Sprintf("recipients[%d].platform_handle", i),
-				fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
-		}
+	if err := checkHandles(plat, in.Recipients, func(i int) string { return fmt.Sprintf("recipients[%d]", i) }); err != nil {
+		return Campaign{}, err
 	}
 	// The assistant must be callable now; the version is checked, or the active one
 	// pinned, again at start.
@@ -186,11 +183,8 @@ func (s *Service) AddRecipients(ctx context.Context, accountID, id string, in []
 	if !ok {
 		return Campaign{}, apierr.New(apierr.CodeUpstreamUnavailable, "the line's calling platform is not available")
 	}
-	for i, r := range in {
-		if err := plat.CheckHandle(r.PlatformHandle); err != nil {
-			return Campaign{}, apierr.Invalid(where(i)+".platform_handle",
-				fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
-		}
+	if err := checkHandles(plat, in, where); err != nil {
+		return Campaign{}, err
 	}
 	// Take the lease: from here no other upload writes past the end, and neither start
 	// nor cancel moves the draft on.
@@ -229,6 +223,18 @@ func (s *Service) AddRecipients(ctx context.Context, accountID, id string, in []
 	}
 	c.Revision++
 	return c, nil
+}
+
+// checkHandles refuses the first recipient whose handle plat cannot dial; where names
+// recipient i in the error.
+func checkHandles(plat platform.Kind, in []RecipientInput, where func(i int) string) error {
+	for i, r := range in {
+		if err := plat.CheckHandle(r.PlatformHandle); err != nil {
+			return apierr.Invalid(where(i)+".platform_handle",
+				fmt.Sprintf("platform_handle on the %s platform must be %v", plat.Name(), err))
+		}
+	}
+	return nil
 }
 
 // uploadable refuses an upload to c at now.
